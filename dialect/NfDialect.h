@@ -1,0 +1,39 @@
+//===- NfDialect.h - nf dialect, types and enums ----------------*- C++ -*-===//
+//
+// Part of normfuse. Include this for the dialect, `!nf.row` and the enums;
+// include NfOps.h for the operations.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NF_DIALECT_NFDIALECT_H
+#define NF_DIALECT_NFDIALECT_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+
+#include "dialect/NfDialect.h.inc"
+#include "dialect/NfEnums.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "dialect/NfTypes.h.inc"
+
+namespace mlir::nf {
+
+/// True for the element types rows and scalars may have: f32, f16, bf16.
+bool isNfFloat(Type type);
+
+/// The element type of a row, or the type itself for a per-row scalar.
+Type getRowElementType(Type type);
+
+/// The shape a broadcast kind expects of its tensor, as dimension letters
+/// ("B", "S", "F", "D", or "1"), e.g. {"B", "1", "D"} for B1D.
+ArrayRef<StringRef> getBroadcastShape(BroadcastKind kind);
+
+/// "[B, 1, D]" for B1D: the spelling the IR uses.
+std::string formatBroadcastKind(BroadcastKind kind);
+
+} // namespace mlir::nf
+
+#endif // NF_DIALECT_NFDIALECT_H

@@ -1,0 +1,24 @@
+//===- NfOps.h - nf dialect operations --------------------------*- C++ -*-===//
+//
+// Part of normfuse.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NF_DIALECT_NFOPS_H
+#define NF_DIALECT_NFOPS_H
+
+#include "dialect/NfDialect.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "dialect/NfOps.h.inc"
+
+#endif // NF_DIALECT_NFOPS_H

@@ -1,0 +1,30 @@
+//===- Passes.h - nf passes -------------------------------------*- C++ -*-===//
+//
+// Part of normfuse.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NF_PASSES_PASSES_H
+#define NF_PASSES_PASSES_H
+
+#include "dialect/NfOps.h"
+
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+namespace nf {
+
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
+
+/// Patterns that rewrite the composite ops into primitives.
+void populateDecomposePatterns(RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+} // namespace nf
+} // namespace mlir
+
+#endif // NF_PASSES_PASSES_H

@@ -1,0 +1,34 @@
+# -*- Python -*-
+# lit configuration of the normfuse test suite.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "NORMFUSE"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.nf_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%examples", os.path.join(config.nf_src_root, "examples")))
+config.substitutions.append(("%nf_src_root", config.nf_src_root))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+tool_dirs = [config.nf_tools_dir, config.llvm_tools_dir]
+tools = ["nf-opt", "nf-interp", "nf-compile"]
+llvm_config.add_tool_substitutions(
+    [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)
+
+# ptxas checks need the CUDA toolkit (present on the CPU machines; no GPU).
+cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+if os.path.exists(os.path.join(cuda, "bin", "ptxas")):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", os.path.join(cuda, "bin", "ptxas")))
