@@ -36,4 +36,98 @@ def NfDecompose : Pass<"nf-decompose"> {
   let dependentDialects = ["::mlir::nf::NfDialect"];
 }
 
+def NfSpecializeDims : Pass<"nf-specialize-dims"> {
+  let summary = "fix the dynamic row length D of every kernel";
+  let description = [{
+    Rewrites every dynamic dimension that a kernel's chains use as D (the
+    last dimension of rows, `[D]` operands, ...) into the given static size,
+    so that a file written for any D can be compiled for one hidden size
+    without editing it. A static D that differs from the option is an error.
+
+    Before (`-nf-specialize-dims=d=1536`):
+    ```mlir
+    nf.kernel @k(%x: tensor<?x?x?xf32>, %w: tensor<?xf32>) -> tensor<?x?x?xf32>
+    ```
+    After:
+    ```mlir
+    nf.kernel @k(%x: tensor<?x?x1536xf32>, %w: tensor<1536xf32>)
+        -> tensor<?x?x1536xf32>
+    ```
+  }];
+  let options = [
+    Option<"rowLength", "d", "int64_t", /*default=*/"0",
+           "the row length D to fix (0: leave D as it is)">,
+  ];
+  let dependentDialects = ["::mlir::nf::NfDialect"];
+}
+
+def NfSelectSchedule : Pass<"nf-select-schedule"> {
+  let summary = "choose how each kernel's rows map onto threads";
+  let description = [{
+    Chooses threads per row, rows per CTA, the chunk (16 bytes of the
+    narrowest row element type) and whether the row stays in registers, from
+    D and the dtypes, and stores the choice on the kernel as `nf.schedule`:
+
+    - static D: the fewest threads per row (a power of two) that hold the row
+      in at most `max-chunks` chunks per thread. Under 32 threads several
+      rows share a warp (`multi_row`); 32 is one warp per row (`warp`); more
+      is one CTA per row with a shared-memory step (`cta`).
+    - dynamic D, or a row too long for registers: `streaming`, 256 threads
+      per row, the row read from memory once per reduction.
+
+    Options force each choice, so every schedule can be tested at any D.
+
+    ```mlir
+    nf.kernel @k(...) attributes {nf.schedule = {chunk = 8 : i64,
+        chunks_per_thread = 3 : i64, kind = "cta", rows_per_cta = 4 : i64,
+        threads_per_row = 64 : i64}}
+    ```
+  }];
+  let options = [
+    Option<"threadsPerRow", "threads-per-row", "int64_t", /*default=*/"0",
+           "force the threads per row (a power of two; 0: choose)">,
+    Option<"rowsPerCta", "rows-per-cta", "int64_t", /*default=*/"0",
+           "force the rows per CTA (0: fill 256 threads)">,
+    Option<"maxChunks", "max-chunks", "int64_t", /*default=*/"4",
+           "most 16-byte chunks of a row a thread keeps in registers">,
+    Option<"forceStreaming", "streaming", "bool", /*default=*/"false",
+           "stream the row from memory even when D is static">,
+  ];
+  let dependentDialects = ["::mlir::nf::NfDialect"];
+}
+
+def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "lower each scheduled nf.kernel to GPU kernels";
+  let description = [{
+    Turns every decomposed, scheduled `nf.kernel` into two `gpu.func`
+    kernels in one `gpu.module @nf_kernels`: `@<name>` uses 16-byte vector
+    loads and stores and needs 16-byte aligned bases, row strides that are
+    multiples of the chunk and D a multiple of the chunk; `@<name>_general`
+    takes any alignment and any D with element accesses. The runtime picks
+    one at launch. Parameters follow passes/KernelABI.h.
+
+    Each CTA runs `rows_per_cta` rows of one chain (chains own disjoint CTA
+    ranges, so barriers stay uniform). A thread owns chunks `lane`,
+    `lane + T`, ... of its row. Reductions accumulate in f32: a partial per
+    thread, a butterfly of `gpu.shuffle xor` inside the row's lanes, then a
+    shared-memory step across the warps of a CTA row. LayerNorm's two
+    reductions run as two passes over the register-resident row. Modulation
+    operands are loaded per row; `select_load` loads only the chosen operand;
+    the rotary partner of an element is recomputed from its own inputs.
+
+    ```mlir
+    gpu.module @nf_kernels {
+      gpu.func @rms(%x: !llvm.ptr<1>, ...) kernel
+          attributes {known_block_size = array<i32: 64, 4, 1>} { ... }
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
 #endif // NF_PASSES_TD

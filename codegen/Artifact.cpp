@@ -1,0 +1,188 @@
+//===- Artifact.cpp - the file nf-compile writes --------------------------===//
+//
+// Part of normfuse.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Artifact.h"
+#include "dialect/Chains.h"
+#include "passes/KernelABI.h"
+#include "passes/Schedule.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::nf;
+
+static std::string formatShape(RankedTensorType type) {
+  std::string text;
+  for (auto [i, size] : llvm::enumerate(type.getShape())) {
+    if (i)
+      text += "x";
+    text += ShapedType::isDynamic(size) ? "?" : std::to_string(size);
+  }
+  return text.empty() ? "-" : text;
+}
+
+static std::string formatType(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+namespace {
+struct ArgumentUse {
+  std::string role = "unused";
+  std::string bcast = "-";
+  std::string chains;
+};
+} // namespace
+
+static SmallVector<ArgumentUse> describeArguments(KernelOp kernel,
+                                                  const ChainAnalysis &chains) {
+  SmallVector<ArgumentUse> uses(kernel.getArgumentTypes().size());
+  auto note = [&](Value value, StringRef role, StringRef bcast, Operation *user) {
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (!arg)
+      return;
+    ArgumentUse &use = uses[arg.getArgNumber()];
+    use.role = role.str();
+    use.bcast = bcast.str();
+    std::string chain = std::to_string(chains.getChainOf(user));
+    SmallVector<StringRef> seen;
+    StringRef(use.chains).split(seen, ',', -1, /*KeepEmpty=*/false);
+    if (!llvm::is_contained(seen, chain))
+      use.chains += (use.chains.empty() ? "" : ",") + chain;
+  };
+  auto bcastName = [](BroadcastKind kind) {
+    return stringifyBroadcastKind(kind);
+  };
+  kernel.walk([&](Operation *op) {
+    if (auto load = dyn_cast<LoadOp>(op)) {
+      note(load.getSource(), "data", bcastName(load.getKind()), op);
+    } else if (auto select = dyn_cast<SelectLoadOp>(op)) {
+      note(select.getIndex(), "select_index", "BS", op);
+      note(select.getFirst(), "data", bcastName(select.getKind()), op);
+      note(select.getSecond(), "data", bcastName(select.getKind()), op);
+    } else if (auto rope = dyn_cast<RopeOp>(op)) {
+      note(rope.getCache(), "rope_cache", "-", op);
+      note(rope.getPositions(), "rope_positions", "B", op);
+      if (rope.getOffset())
+        note(rope.getOffset(), "rope_offset", "-", op);
+    }
+  });
+  return uses;
+}
+
+static const char *paramKindName(KernelParam::Kind kind) {
+  switch (kind) {
+  case KernelParam::ArgPointer:
+    return "arg_ptr";
+  case KernelParam::ArgScalar:
+    return "arg_scalar";
+  case KernelParam::ResultPointer:
+    return "result_ptr";
+  case KernelParam::ChainRows:
+    return "chain_rows";
+  case KernelParam::ChainS:
+    return "chain_s";
+  case KernelParam::ChainF:
+    return "chain_f";
+  case KernelParam::RowLength:
+    return "row_length";
+  case KernelParam::ArgStride:
+    return "arg_stride";
+  case KernelParam::ResultStride:
+    return "result_stride";
+  case KernelParam::CacheRows:
+    return "cache_rows";
+  }
+  llvm_unreachable("unknown parameter kind");
+}
+
+static int64_t sharedMemoryBytes(KernelOp kernel, const Schedule &schedule,
+                                 const ChainAnalysis &chains) {
+  int64_t warps = schedule.threadsPerRow / 32;
+  if (warps <= 1)
+    return 0;
+  int64_t reductions = 0;
+  for (const Chain &chain : chains.getChains())
+    reductions = std::max<int64_t>(
+        reductions,
+        llvm::count_if(chain.ops, [](Operation *op) { return isa<ReduceOp>(op); }));
+  return reductions * schedule.rowsPerCta * warps * 4;
+}
+
+LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
+                                      StringRef ptx,
+                                      std::optional<StringRef> cubin,
+                                      llvm::raw_ostream &os) {
+  os << "normfuse-artifact 1\n";
+  os << "target " << chip << "\n";
+  for (KernelOp kernel : module.getOps<KernelOp>()) {
+    FailureOr<Schedule> schedule = Schedule::fromKernel(kernel);
+    if (failed(schedule))
+      return failure();
+    ChainAnalysis chains(kernel);
+    os << "kernel " << kernel.getSymName() << "\n";
+    os << "schedule " << schedule->getKindName() << " threads_per_row "
+       << schedule->threadsPerRow << " rows_per_cta " << schedule->rowsPerCta
+       << " chunk " << schedule->chunk << " chunks_per_thread "
+       << schedule->chunksPerThread << "\n";
+    os << "block " << schedule->blockSize() << " shared "
+       << sharedMemoryBytes(kernel, *schedule, chains) << "\n";
+    std::optional<int64_t> d = getStaticRowLength(kernel);
+    os << "row_length " << (d ? std::to_string(*d) : "?") << "\n";
+    auto vectorized = kernel->getAttrOfType<BoolAttr>("nf.vectorized_variant");
+    if (vectorized && vectorized.getValue())
+      os << "function vectorized " << kernel.getSymName() << "\n";
+    os << "function general " << kernel.getSymName() << "_general\n";
+    os << "chains " << chains.getChains().size() << "\n";
+    SmallVector<ArgumentUse> uses = describeArguments(kernel, chains);
+    for (auto [i, type] : llvm::enumerate(kernel.getArgumentTypes())) {
+      os << "arg " << i << " " << kernel.getArgumentName(i) << " ";
+      if (auto tensor = dyn_cast<RankedTensorType>(type))
+        os << "tensor " << formatType(tensor.getElementType()) << " "
+           << formatShape(tensor);
+      else
+        os << "scalar " << formatType(type) << " -";
+      os << " " << uses[i].role << " " << uses[i].bcast << " "
+         << (uses[i].chains.empty() ? "-" : uses[i].chains) << "\n";
+    }
+    for (auto [r, type] : llvm::enumerate(kernel.getResultTypes())) {
+      auto tensor = cast<RankedTensorType>(type);
+      std::optional<unsigned> inPlace = kernel.getInPlaceArgument(r);
+      os << "result " << r << " " << formatType(tensor.getElementType())
+         << " " << formatShape(tensor) << " chain "
+         << chains.getChainOfResult(r) << " in_place "
+         << (inPlace ? std::to_string(*inPlace) : "-") << "\n";
+    }
+    for (const KernelParam &param : computeKernelABI(kernel, chains))
+      os << "param " << paramKindName(param.kind) << " " << param.index << " "
+         << param.dim << " " << formatType(param.type) << " " << param.name
+         << "\n";
+    os << "end\n";
+  }
+  os << "ptx " << ptx.size() << "\n" << ptx << "\n";
+  if (cubin)
+    os << "cubin " << cubin->size() << "\n" << *cubin << "\n";
+  return success();
+}
+
+void mlir::nf::printKernelSummary(ModuleOp module, llvm::raw_ostream &os) {
+  for (KernelOp kernel : module.getOps<KernelOp>()) {
+    FailureOr<Schedule> schedule = Schedule::fromKernel(kernel);
+    if (failed(schedule))
+      continue;
+    ChainAnalysis chains(kernel);
+    std::optional<int64_t> d = getStaticRowLength(kernel);
+    os << kernel.getSymName() << ": D=" << (d ? std::to_string(*d) : "?")
+       << " schedule=" << schedule->getKindName()
+       << " threads_per_row=" << schedule->threadsPerRow
+       << " rows_per_cta=" << schedule->rowsPerCta
+       << " block=" << schedule->blockSize()
+       << " shared=" << sharedMemoryBytes(kernel, *schedule, chains) << "B\n";
+  }
+}

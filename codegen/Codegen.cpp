@@ -1,0 +1,186 @@
+//===- Codegen.cpp - nf IR to PTX through MLIR's NVVM pipeline ------------===//
+//
+// Part of normfuse. The only translation unit that includes the NVVM and
+// LLVM dialect registrations (each costs seconds of compile time).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Codegen.h"
+#include "dialect/NfOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace mlir::nf;
+
+ArrayRef<StringRef> mlir::nf::getSupportedChips() {
+  static const StringRef chips[] = {
+      "sm_75",  "sm_80",   "sm_86",   "sm_87",  "sm_89",  "sm_90",
+      "sm_90a", "sm_100",  "sm_100a", "sm_103", "sm_110", "sm_120",
+      "sm_120a", "sm_121"};
+  return chips;
+}
+
+static std::string libdevicePath(StringRef cudaPath) {
+  llvm::SmallString<256> path(cudaPath);
+  llvm::sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
+  return std::string(path);
+}
+
+LogicalResult mlir::nf::validateCodegenOptions(const CodegenOptions &options,
+                                               std::string &error) {
+  if (!llvm::is_contained(getSupportedChips(), options.chip)) {
+    error = "unsupported target '" + options.chip + "'; expected one of:";
+    for (StringRef chip : getSupportedChips())
+      error += " " + chip.str();
+    return failure();
+  }
+  if (!llvm::sys::fs::exists(libdevicePath(options.cudaPath))) {
+    error = "libdevice not found at '" + libdevicePath(options.cudaPath) +
+            "'; pass the CUDA toolkit root with --cuda-path";
+    return failure();
+  }
+  if (options.rowLength < 0) {
+    error = "D must be positive";
+    return failure();
+  }
+  if (options.threadsPerRow != 0 &&
+      (options.threadsPerRow < 0 || options.threadsPerRow > 1024 ||
+       !llvm::isPowerOf2_64(options.threadsPerRow))) {
+    error = "threads per row must be a power of two from 1 to 1024";
+    return failure();
+  }
+  if (options.rowsPerCta < 0 || options.rowsPerCta > 1024) {
+    error = "rows per CTA must be from 1 to 1024";
+    return failure();
+  }
+  static const StringRef stages[] = {"", "rows", "gpu", "nvvm"};
+  if (!llvm::is_contained(stages, options.dumpStage)) {
+    error = "unknown stage '" + options.dumpStage +
+            "'; expected rows, gpu or nvvm";
+    return failure();
+  }
+  return success();
+}
+
+void mlir::nf::registerCodegenDialects(DialectRegistry &registry) {
+  registry.insert<NfDialect, arith::ArithDialect, cf::ControlFlowDialect,
+                  gpu::GPUDialect, LLVM::LLVMDialect, math::MathDialect,
+                  memref::MemRefDialect, NVVM::NVVMDialect, scf::SCFDialect,
+                  vector::VectorDialect>();
+  // convert-gpu-to-nvvm collects patterns from these interfaces; a missing
+  // one leaves ops silently unconverted.
+  registerAllExtensions(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+}
+
+static LogicalResult runStage(ModuleOp module, PassManager &pm,
+                              StringRef stage, const CodegenOptions &options,
+                              llvm::raw_ostream *dump) {
+  if (failed(pm.run(module)))
+    return failure();
+  if (dump && options.dumpStage == stage)
+    module.print(*dump);
+  return success();
+}
+
+FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
+                                              const CodegenOptions &options,
+                                              llvm::raw_ostream *dump) {
+  MLIRContext *ctx = module.getContext();
+  std::string error;
+  if (failed(validateCodegenOptions(options, error)))
+    return module.emitError(error), failure();
+
+  // Stage "rows": the nf program, specialized, decomposed and scheduled.
+  PassManager rows(ctx);
+  NfSpecializeDimsOptions specialize;
+  specialize.rowLength = options.rowLength;
+  rows.addPass(createNfSpecializeDims(specialize));
+  rows.addPass(createNfDecompose());
+  NfSelectScheduleOptions schedule;
+  schedule.threadsPerRow = options.threadsPerRow;
+  schedule.rowsPerCta = options.rowsPerCta;
+  schedule.forceStreaming = options.streaming;
+  rows.addPass(createNfSelectSchedule(schedule));
+  if (failed(runStage(module, rows, "rows", options, dump)))
+    return failure();
+
+  // Stage "gpu": one gpu.module holding every kernel and variant.
+  PassManager gpuStage(ctx);
+  gpuStage.addPass(createNfLowerToGPU());
+  if (failed(runStage(module, gpuStage, "gpu", options, dump)))
+    return failure();
+
+  // Stage "nvvm".
+  PassManager nvvm(ctx);
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.optLevel = 3;
+  nvvm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &gpuModule = nvvm.nest<gpu::GPUModuleOp>();
+  gpuModule.addPass(createSCFToControlFlowPass());
+  gpuModule.addPass(createConvertGpuOpsToNVVMOps());
+  gpuModule.addPass(createCanonicalizerPass());
+  gpuModule.addPass(createCSEPass());
+  nvvm.addPass(createReconcileUnrealizedCastsPass());
+  if (failed(runStage(module, nvvm, "nvvm", options, dump)))
+    return failure();
+
+  // Stage "ptx". libdevice comes from the toolkit named in the options, so
+  // the result does not depend on the environment.
+  PassManager ptx(ctx);
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = options.cudaPath;
+  binary.compilationTarget = "isa";
+  ptx.addPass(createGpuModuleToBinaryPass(binary));
+  if (failed(ptx.run(module)))
+    return failure();
+
+  std::string assembly;
+  module.walk([&](gpu::BinaryOp binaryOp) {
+    for (Attribute attr : binaryOp.getObjects())
+      if (auto object = dyn_cast<gpu::ObjectAttr>(attr))
+        assembly = object.getObject().str();
+  });
+  if (assembly.empty())
+    return module.emitError("the NVVM pipeline produced no PTX"), failure();
+  // A math function left external would fail later in ptxas or the driver.
+  size_t unresolved = assembly.find(".extern .func __nv_");
+  if (unresolved != std::string::npos)
+    return module.emitError("PTX calls a libdevice function that was not "
+                            "linked: ")
+               << assembly.substr(unresolved, assembly.find('\n', unresolved) -
+                                                  unresolved),
+           failure();
+  return assembly;
+}

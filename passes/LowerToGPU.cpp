@@ -1,0 +1,1001 @@
+//===- LowerToGPU.cpp - nf.kernel to gpu.func -----------------------------===//
+//
+// Part of normfuse. Implements -nf-lower-to-gpu: every decomposed, scheduled
+// nf.kernel becomes a vectorized and a general gpu.func (see Passes.td for
+// the kernel's shape and KernelABI.h for its parameters).
+//
+// The row program is evaluated *per chunk*: a chunk is `chunk` consecutive
+// elements of a row (16 bytes of the narrowest type), held as a vector. A
+// thread evaluates the values it needs at each of its chunks; per-row
+// scalars (reduction results and what is computed from them) are evaluated
+// once per row. Every reduction ends a phase: the values feeding it are
+// evaluated for all of the thread's chunks, reduced in f32, then combined
+// across the row's threads. With a register-resident schedule the chunks
+// are unrolled and values computed in one phase are reused by the next (the
+// row is read from memory once); a streaming schedule loops over the chunks
+// in every phase and recomputes from memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/Chains.h"
+#include "passes/KernelABI.h"
+#include "passes/Passes.h"
+#include "passes/Schedule.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::nf {
+#define GEN_PASS_DEF_NFLOWERTOGPU
+#include "passes/Passes.h.inc"
+} // namespace mlir::nf
+
+using namespace mlir;
+using namespace mlir::nf;
+
+namespace {
+
+/// Elements of a row that one evaluation covers.
+struct Chunk {
+  /// Index of the first element (vectorized variant; always in bounds).
+  Value base;
+  /// General variant: the index of each element, clamped into [0, D).
+  SmallVector<Value> elements;
+  /// Vectorized: i1, the chunk is part of the row. General: one i1 per
+  /// element. Out-of-row elements are loaded from a clamped address and
+  /// masked out of reductions and stores.
+  SmallVector<Value> valid;
+  DenseMap<Value, Value> cache;
+};
+
+class KernelLowering {
+public:
+  KernelLowering(KernelOp kernel, const Schedule &schedule, bool vectorized,
+                 OpBuilder &builder)
+      : kernel(kernel), chains(kernel), sched(schedule),
+        vectorized(vectorized), b(builder), loc(kernel.getLoc()) {}
+
+  LogicalResult emit(StringRef name);
+
+private:
+  // Constants and small helpers.
+  Value i64c(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, v, 64);
+  }
+  Value f32c(double v) {
+    return arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                          APFloat((float)v));
+  }
+  Value idxToI64(Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+  Value rem(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+  Value minI(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
+  }
+  Value andI(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  VectorType vecOf(Type element) {
+    return VectorType::get({sched.chunk}, element);
+  }
+  Value splat(Value scalar) {
+    return vector::BroadcastOp::create(b, loc, vecOf(scalar.getType()),
+                                       scalar);
+  }
+  Value gep(Value base, Type element, Value offset) {
+    return LLVM::GEPOp::create(b, loc, base.getType(), element, base,
+                               ValueRange{offset});
+  }
+
+  // Kernel structure.
+  LogicalResult checkSupported();
+  void bindParameters(gpu::GPUFuncOp func);
+  LogicalResult emitChain(unsigned chainIndex, Value localCta);
+
+  // Per-row state.
+  Value rowOffset(Value tensor, BroadcastKind kind);
+  SmallVector<Value> stridesOf(Value tensor);
+  void evaluateReadyScalars(const Chain &chain);
+  Value scalarOf(Value v);
+
+  // Chunk evaluation.
+  Value evaluate(Value v, Chunk &chunk);
+  Value loadRow(Value ptr, Type element, Value rowOff, Chunk &chunk,
+                bool invariant);
+  Value evaluateRope(RopeOp rope, Chunk &chunk);
+  Value emitElementwise(Operation *op, ArrayRef<Value> operands);
+  Value toF32(Value v);
+  Value fromF32(Value v, Type element);
+  Value mapScalars(Value v, function_ref<Value(Value)> fn);
+  Value sqrtRn(Value x);
+  Chunk makeChunk(Value chunkIndex, Value numChunks);
+  Chunk makeShiftedChunk(Chunk &of, function_ref<Value(Value)> index);
+
+  // Reductions and stores.
+  Value reduceChunk(ReduceOp op, Chunk &chunk);
+  Value combine(ReduceKind kind, Value x, Value y);
+  Value allReduce(Value partial, ReduceKind kind, unsigned slot);
+  void storeRow(unsigned result, Value value, Chunk &chunk);
+
+  KernelOp kernel;
+  ChainAnalysis chains;
+  Schedule sched;
+  bool vectorized;
+  OpBuilder &b;
+  Location loc;
+
+  // Parameters.
+  DenseMap<unsigned, Value> argValue; // pointer or scalar
+  DenseMap<unsigned, Value> resultPtr;
+  DenseMap<unsigned, SmallVector<Value>> argStrides, resultStrides;
+  DenseMap<unsigned, Value> cacheRows;
+  SmallVector<Value> chainRows, chainS, chainF;
+  Value rowLength;
+  Value workgroup; // f32 scratch for cross-warp reductions, or null
+
+  // Thread coordinates.
+  Value lane, rowInCta, warpInRow, laneInWarp;
+
+  // Row state, reset per chain.
+  Value rowB, rowS, rowFrame, rowValid;
+  DenseMap<Value, Value> scalars;
+  DenseMap<Value, Value> rowOffsets;
+  DenseMap<Operation *, Value> selectTaken;
+  DenseMap<Operation *, std::pair<Value, Value>> ropePosition;
+  unsigned reductionSlot = 0;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Kernel structure
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelLowering::checkSupported() {
+  WalkResult walk = kernel.walk([&](Operation *op) {
+    if (isa<LayerNormOp, RmsNormOp, ModulateOp>(op)) {
+      op->emitOpError("must be decomposed before lowering; run -nf-decompose");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  // In place + rotary: an element's partner is read while other threads
+  // (or later chunks) store the row; only the register-resident schedule
+  // computes the whole row before storing it.
+  bool hasRope = false;
+  kernel.walk([&](RopeOp) { hasRope = true; });
+  bool inPlace = false;
+  for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
+    inPlace |= kernel.getInPlaceArgument(r).has_value();
+  if (hasRope && inPlace && !sched.isRegisterResident())
+    return kernel.emitOpError(
+        "writes in place and applies rotary embedding, which needs the "
+        "register-resident schedule: fix D (nf-compile --dim D=<n>) so the "
+        "row fits in registers");
+  return success();
+}
+
+void KernelLowering::bindParameters(gpu::GPUFuncOp func) {
+  SmallVector<KernelParam> abi = computeKernelABI(kernel, chains);
+  chainRows.resize(chains.getChains().size());
+  chainS.resize(chainRows.size());
+  chainF.resize(chainRows.size());
+  for (auto [i, param] : llvm::enumerate(abi)) {
+    Value v = func.getArgument(i);
+    switch (param.kind) {
+    case KernelParam::ArgPointer:
+    case KernelParam::ArgScalar:
+      argValue[param.index] = v;
+      break;
+    case KernelParam::ResultPointer:
+      resultPtr[param.index] = v;
+      break;
+    case KernelParam::ChainRows:
+      chainRows[param.index] = v;
+      break;
+    case KernelParam::ChainS:
+      chainS[param.index] = v;
+      break;
+    case KernelParam::ChainF:
+      chainF[param.index] = v;
+      break;
+    case KernelParam::RowLength:
+      rowLength = v;
+      break;
+    case KernelParam::ArgStride:
+      argStrides[param.index].push_back(v);
+      break;
+    case KernelParam::ResultStride:
+      resultStrides[param.index].push_back(v);
+      break;
+    case KernelParam::CacheRows:
+      cacheRows[param.index] = v;
+      break;
+    }
+  }
+  for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
+    if (std::optional<unsigned> a = kernel.getInPlaceArgument(r)) {
+      resultPtr[r] = argValue[*a];
+      resultStrides[r] = argStrides[*a];
+    }
+}
+
+LogicalResult KernelLowering::emit(StringRef name) {
+  if (failed(checkSupported()))
+    return failure();
+  SmallVector<KernelParam> abi = computeKernelABI(kernel, chains);
+  SmallVector<Type> paramTypes;
+  for (const KernelParam &p : abi)
+    paramTypes.push_back(p.type);
+
+  unsigned maxReductions = 0;
+  for (const Chain &chain : chains.getChains())
+    maxReductions = std::max<unsigned>(
+        maxReductions, llvm::count_if(chain.ops, [](Operation *op) {
+          return isa<ReduceOp>(op);
+        }));
+  int64_t warpsPerRow = sched.threadsPerRow / 32;
+  SmallVector<Type> workgroupTypes;
+  if (warpsPerRow > 1 && maxReductions > 0)
+    workgroupTypes.push_back(MemRefType::get(
+        {(int64_t)maxReductions * sched.rowsPerCta * warpsPerRow},
+        b.getF32Type(), MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(b.getContext(),
+                                   gpu::AddressSpace::Workgroup)));
+
+  auto func = gpu::GPUFuncOp::create(b, loc, name,
+                                     b.getFunctionType(paramTypes, {}),
+                                     workgroupTypes, TypeRange{});
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+      {(int32_t)sched.blockSize(), 1, 1}));
+  if (!workgroupTypes.empty())
+    workgroup = func.getWorkgroupAttributions().front();
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&func.getBody().front());
+  bindParameters(func);
+
+  Value tid = idxToI64(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  Value cta = idxToI64(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+  Value threads = i64c(sched.threadsPerRow);
+  lane = rem(tid, threads);
+  rowInCta = div(tid, threads);
+  warpInRow = div(lane, i64c(32));
+  laneInWarp = rem(lane, i64c(32));
+
+  // Chains own consecutive CTA ranges, so each CTA runs one chain and its
+  // barriers are uniform.
+  Value ctaStart = i64c(0);
+  Value rowsPerCta = i64c(sched.rowsPerCta);
+  for (unsigned c = 0; c < chains.getChains().size(); ++c) {
+    Value ctas = arith::CeilDivUIOp::create(b, loc, chainRows[c], rowsPerCta);
+    Value end = add(ctaStart, ctas);
+    Value mine = andI(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                            cta, ctaStart),
+                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            cta, end));
+    auto ifOp = scf::IfOp::create(b, loc, mine, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard chainGuard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      if (failed(emitChain(c, sub(cta, ctaStart))))
+        return failure();
+    }
+    ctaStart = end;
+  }
+  gpu::ReturnOp::create(b, loc);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Rows
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> KernelLowering::stridesOf(Value tensor) {
+  return argStrides.lookup(cast<BlockArgument>(tensor).getArgNumber());
+}
+
+Value KernelLowering::rowOffset(Value tensor, BroadcastKind kind) {
+  auto it = rowOffsets.find(tensor);
+  if (it != rowOffsets.end())
+    return it->second;
+  SmallVector<Value> strides = stridesOf(tensor);
+  Value offset;
+  switch (kind) {
+  case BroadcastKind::One:
+  case BroadcastKind::D:
+    offset = i64c(0);
+    break;
+  case BroadcastKind::BD:
+  case BroadcastKind::B1D:
+    offset = mul(rowB, strides[0]);
+    break;
+  case BroadcastKind::BSD:
+    offset = add(mul(rowB, strides[0]), mul(rowS, strides[1]));
+    break;
+  case BroadcastKind::BF1D:
+    offset = add(mul(rowB, strides[0]), mul(rowFrame, strides[1]));
+    break;
+  }
+  rowOffsets[tensor] = offset;
+  return offset;
+}
+
+Value KernelLowering::scalarOf(Value v) {
+  auto it = scalars.find(v);
+  assert(it != scalars.end() && "per-row scalar used before it is computed");
+  return it->second;
+}
+
+void KernelLowering::evaluateReadyScalars(const Chain &chain) {
+  for (Operation *op : chain.ops) {
+    if (op->getNumResults() != 1 || isa<RowType>(op->getResult(0).getType()) ||
+        scalars.count(op->getResult(0)) || isa<ReduceOp>(op))
+      continue;
+    if (!llvm::all_of(op->getOperands(),
+                      [&](Value v) { return scalars.count(v) > 0; }))
+      continue;
+    SmallVector<Value> operands;
+    for (Value v : op->getOperands())
+      operands.push_back(scalarOf(v));
+    scalars[op->getResult(0)] = emitElementwise(op, operands);
+  }
+}
+
+LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
+  const Chain &chain = chains.getChains()[c];
+  scalars.clear();
+  rowOffsets.clear();
+  selectTaken.clear();
+  ropePosition.clear();
+  reductionSlot = 0;
+
+  // Constants are shared by every chain.
+  for (Operation &op : kernel.getBody().front())
+    if (auto constant = dyn_cast<ConstantOp>(op))
+      scalars[constant.getResult()] = arith::ConstantOp::create(
+          b, loc, cast<TypedAttr>(constant.getValue()));
+
+  Value rows = chainRows[c];
+  Value row = add(mul(localCta, i64c(sched.rowsPerCta)), rowInCta);
+  rowValid = lt(row, rows);
+  // Rows past the end compute on the last row and store nothing, so every
+  // thread reaches every barrier.
+  row = select(rowValid, row, sub(rows, i64c(1)));
+  rowB = div(row, chainS[c]);
+  rowS = rem(row, chainS[c]);
+  rowFrame = div(rowS, div(chainS[c], chainF[c]));
+
+  // Per-row operand state: which select candidate, which rotary position.
+  for (Operation *op : chain.ops) {
+    if (auto selectOp = dyn_cast<SelectLoadOp>(op)) {
+      auto indexType = cast<RankedTensorType>(selectOp.getIndex().getType());
+      Value ptr = argValue[cast<BlockArgument>(selectOp.getIndex())
+                               .getArgNumber()];
+      SmallVector<Value> strides = stridesOf(selectOp.getIndex());
+      Value offset = add(mul(rowB, strides[0]), rowS);
+      Value index = LLVM::LoadOp::create(
+          b, loc, indexType.getElementType(),
+          gep(ptr, indexType.getElementType(), offset),
+          indexType.getElementTypeBitWidth() / 8, false, false,
+          /*isInvariant=*/true);
+      Value zero = arith::ConstantIntOp::create(b, loc, index.getType(), 0);
+      selectTaken[op] = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne, index, zero);
+    } else if (auto rope = dyn_cast<RopeOp>(op)) {
+      auto posType = cast<RankedTensorType>(rope.getPositions().getType());
+      Value ptr = argValue[cast<BlockArgument>(rope.getPositions())
+                               .getArgNumber()];
+      Value pos = LLVM::LoadOp::create(
+          b, loc, posType.getElementType(),
+          gep(ptr, posType.getElementType(), rowB),
+          posType.getElementTypeBitWidth() / 8, false, false, true);
+      if (pos.getType() != b.getI64Type())
+        pos = arith::ExtSIOp::create(b, loc, b.getI64Type(), pos);
+      if (Value offset = rope.getOffset()) {
+        Value off = argValue[cast<BlockArgument>(offset).getArgNumber()];
+        if (off.getType() != b.getI64Type())
+          off = arith::ExtSIOp::create(b, loc, b.getI64Type(), off);
+        pos = add(pos, off);
+      }
+      Value maxPos =
+          cacheRows[cast<BlockArgument>(rope.getCache()).getArgNumber()];
+      Value inRange =
+          andI(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, pos,
+                                     i64c(0)),
+               lt(pos, maxPos));
+      ropePosition[op] = {select(inRange, pos, i64c(0)), inRange};
+    }
+  }
+  evaluateReadyScalars(chain);
+
+  SmallVector<ReduceOp> reductions;
+  for (Operation *op : chain.ops)
+    if (auto reduce = dyn_cast<ReduceOp>(op))
+      reductions.push_back(reduce);
+
+  int64_t C = sched.chunk;
+  Value numChunks = vectorized
+                        ? div(rowLength, i64c(C))
+                        : arith::CeilDivUIOp::create(b, loc, rowLength,
+                                                     i64c(C));
+  Operation *ret = kernel.getReturn();
+  SmallVector<std::pair<unsigned, Value>> outputs;
+  for (unsigned r : chain.results)
+    outputs.push_back({r, ret->getOperand(r)});
+
+  if (sched.isRegisterResident()) {
+    SmallVector<Chunk> chunks;
+    for (int64_t k = 0; k < sched.chunksPerThread; ++k)
+      chunks.push_back(makeChunk(
+          add(i64c(k * sched.threadsPerRow), lane), numChunks));
+    for (ReduceOp reduce : reductions) {
+      Value partial;
+      for (Chunk &chunk : chunks) {
+        Value part = reduceChunk(reduce, chunk);
+        partial = partial ? combine(reduce.getKind(), partial, part) : part;
+      }
+      scalars[reduce.getResult()] =
+          allReduce(partial, reduce.getKind(), reductionSlot++);
+      evaluateReadyScalars(chain);
+    }
+    // The whole row is computed before any of it is stored: an in-place
+    // result may overwrite what another chunk still reads.
+    SmallVector<SmallVector<Value>> values(chunks.size());
+    for (auto [k, chunk] : llvm::enumerate(chunks))
+      for (auto &[r, value] : outputs)
+        values[k].push_back(evaluate(value, chunk));
+    bool needsBarrier = false;
+    kernel.walk([&](RopeOp) { needsBarrier = true; });
+    needsBarrier &= llvm::any_of(outputs, [&](auto &output) {
+      return kernel.getInPlaceArgument(output.first).has_value();
+    });
+    if (needsBarrier)
+      gpu::BarrierOp::create(b, loc);
+    for (auto [k, chunk] : llvm::enumerate(chunks))
+      for (auto [o, output] : llvm::enumerate(outputs))
+        storeRow(output.first, values[k][o], chunk);
+    return success();
+  }
+
+  // Streaming: one loop over the thread's chunks per phase.
+  auto chunkLoop = [&](ValueRange init,
+                       function_ref<SmallVector<Value>(Chunk &, ValueRange)>
+                           body) -> scf::ForOp {
+    auto loop = scf::ForOp::create(b, loc, lane, numChunks,
+                                   i64c(sched.threadsPerRow), init);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Chunk chunk = makeChunk(loop.getInductionVar(), numChunks);
+    SmallVector<Value> next = body(chunk, loop.getRegionIterArgs());
+    scf::YieldOp::create(b, loc, next);
+    return loop;
+  };
+  for (ReduceOp reduce : reductions) {
+    Value identity = reduce.getKind() == ReduceKind::Max
+                         ? f32c(-std::numeric_limits<double>::infinity())
+                         : f32c(0.0);
+    scf::ForOp loop = chunkLoop(identity, [&](Chunk &chunk, ValueRange acc) {
+      return SmallVector<Value>{
+          combine(reduce.getKind(), acc[0], reduceChunk(reduce, chunk))};
+    });
+    scalars[reduce.getResult()] =
+        allReduce(loop.getResult(0), reduce.getKind(), reductionSlot++);
+    evaluateReadyScalars(chain);
+  }
+  chunkLoop({}, [&](Chunk &chunk, ValueRange) {
+    for (auto &[r, value] : outputs)
+      storeRow(r, evaluate(value, chunk), chunk);
+    return SmallVector<Value>{};
+  });
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Chunks
+//===----------------------------------------------------------------------===//
+
+Chunk KernelLowering::makeChunk(Value chunkIndex, Value numChunks) {
+  int64_t C = sched.chunk;
+  Chunk chunk;
+  if (vectorized) {
+    chunk.valid.push_back(lt(chunkIndex, numChunks));
+    // Clamp so that loads of chunks past the row stay inside it.
+    Value last = sub(numChunks, i64c(1));
+    chunk.base = mul(minI(chunkIndex, last), i64c(C));
+    return chunk;
+  }
+  Value first = mul(chunkIndex, i64c(C));
+  Value lastElement = sub(rowLength, i64c(1));
+  chunk.base = first;
+  for (int64_t i = 0; i < C; ++i) {
+    Value e = add(first, i64c(i));
+    chunk.valid.push_back(lt(e, rowLength));
+    chunk.elements.push_back(minI(e, lastElement));
+  }
+  return chunk;
+}
+
+Chunk KernelLowering::makeShiftedChunk(Chunk &of,
+                                       function_ref<Value(Value)> index) {
+  Chunk chunk;
+  chunk.valid = of.valid;
+  if (vectorized) {
+    chunk.base = index(of.base);
+    return chunk;
+  }
+  chunk.base = of.base;
+  for (Value e : of.elements)
+    chunk.elements.push_back(index(e));
+  return chunk;
+}
+
+Value KernelLowering::loadRow(Value ptr, Type element, Value rowOff,
+                              Chunk &chunk, bool invariant) {
+  unsigned bytes = element.getIntOrFloatBitWidth() / 8;
+  if (vectorized) {
+    Value address = gep(ptr, element, add(rowOff, chunk.base));
+    unsigned align = std::min<unsigned>(16, bytes * sched.chunk);
+    return LLVM::LoadOp::create(b, loc, vecOf(element), address, align,
+                                false, false, invariant);
+  }
+  SmallVector<Value> elements;
+  for (Value e : chunk.elements)
+    elements.push_back(LLVM::LoadOp::create(b, loc, element,
+                                            gep(ptr, element, add(rowOff, e)),
+                                            bytes, false, false, invariant));
+  return vector::FromElementsOp::create(b, loc, vecOf(element), elements);
+}
+
+Value KernelLowering::evaluate(Value v, Chunk &chunk) {
+  if (!isa<RowType>(v.getType()))
+    return splat(scalarOf(v));
+  auto cached = chunk.cache.find(v);
+  if (cached != chunk.cache.end())
+    return cached->second;
+
+  Operation *op = v.getDefiningOp();
+  auto isWritten = [&](Value tensor) {
+    unsigned arg = cast<BlockArgument>(tensor).getArgNumber();
+    for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
+      if (kernel.getInPlaceArgument(r) == arg)
+        return true;
+    return false;
+  };
+  Value result =
+      llvm::TypeSwitch<Operation *, Value>(op)
+          .Case([&](LoadOp load) -> Value {
+            auto type = cast<RankedTensorType>(load.getSource().getType());
+            Type element = type.getElementType();
+            Value ptr =
+                argValue[cast<BlockArgument>(load.getSource()).getArgNumber()];
+            if (load.getKind() == BroadcastKind::One) {
+              Value scalar = LLVM::LoadOp::create(
+                  b, loc, element, ptr, element.getIntOrFloatBitWidth() / 8,
+                  false, false, true);
+              return splat(scalar);
+            }
+            return loadRow(ptr, element,
+                           rowOffset(load.getSource(), load.getKind()), chunk,
+                           !isWritten(load.getSource()));
+          })
+          .Case([&](SelectLoadOp selectOp) -> Value {
+            auto type = cast<RankedTensorType>(selectOp.getFirst().getType());
+            Type element = type.getElementType();
+            Value taken = selectTaken[selectOp];
+            auto argOf = [&](Value t) {
+              return cast<BlockArgument>(t).getArgNumber();
+            };
+            // Pick the pointer, not the data: only the chosen set is read.
+            Value ptr = select(taken, argValue[argOf(selectOp.getSecond())],
+                               argValue[argOf(selectOp.getFirst())]);
+            Value off = select(
+                taken, rowOffset(selectOp.getSecond(), selectOp.getKind()),
+                rowOffset(selectOp.getFirst(), selectOp.getKind()));
+            if (selectOp.getKind() == BroadcastKind::One)
+              return splat(LLVM::LoadOp::create(
+                  b, loc, element, ptr, element.getIntOrFloatBitWidth() / 8,
+                  false, false, true));
+            return loadRow(ptr, element, off, chunk, true);
+          })
+          .Case([&](RopeOp rope) -> Value { return evaluateRope(rope, chunk); })
+          .Default([&](Operation *op) -> Value {
+            SmallVector<Value> operands;
+            for (Value operand : op->getOperands())
+              operands.push_back(evaluate(operand, chunk));
+            return emitElementwise(op, operands);
+          });
+  chunk.cache[v] = result;
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Arithmetic
+//===----------------------------------------------------------------------===//
+
+Value KernelLowering::toF32(Value v) {
+  Type element = getElementTypeOrSelf(v.getType());
+  if (element.isF32())
+    return v;
+  Type f32 = b.getF32Type();
+  Type type = isa<VectorType>(v.getType()) ? Type(vecOf(f32)) : f32;
+  return arith::ExtFOp::create(b, loc, type, v);
+}
+
+Value KernelLowering::fromF32(Value v, Type element) {
+  if (element.isF32())
+    return v;
+  Type type = isa<VectorType>(v.getType()) ? Type(vecOf(element)) : element;
+  return arith::TruncFOp::create(b, loc, type, v);
+}
+
+/// Applies a scalar function to every element: libdevice calls take scalars.
+Value KernelLowering::mapScalars(Value v, function_ref<Value(Value)> fn) {
+  auto type = dyn_cast<VectorType>(v.getType());
+  if (!type)
+    return fn(v);
+  SmallVector<Value> elements;
+  for (int64_t i = 0; i < type.getNumElements(); ++i)
+    elements.push_back(fn(vector::ExtractOp::create(b, loc, v, i)));
+  return vector::FromElementsOp::create(b, loc, type, elements);
+}
+
+/// The correctly rounded sqrt.rn.f32. math.sqrt becomes libdevice's
+/// __nv_sqrtf, which is sqrt.approx unless precise sqrt is reflected in, and
+/// convert-gpu-to-nvvm rejects llvm.intr.sqrt.
+Value KernelLowering::sqrtRn(Value x) {
+  return mapScalars(x, [&](Value e) -> Value {
+    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                         b.getStringAttr("llvm.nvvm.sqrt.rn.f"),
+                                         ValueRange{e})
+        .getResult(0);
+  });
+}
+
+Value KernelLowering::emitElementwise(Operation *op, ArrayRef<Value> operands) {
+  Type resultElement = getRowElementType(op->getResult(0).getType());
+  if (auto cast = dyn_cast<CastOp>(op)) {
+    Value v = operands[0];
+    if (getElementTypeOrSelf(v.getType()) == resultElement)
+      return v;
+    return fromF32(toF32(v), resultElement);
+  }
+  // Row-scalar mixes: the scalar was splatted by evaluate(); a scalar op
+  // only sees scalars.
+  SmallVector<Value> f32Operands;
+  for (Value v : operands)
+    f32Operands.push_back(toF32(v));
+  Value x = f32Operands[0];
+  Value y = f32Operands.size() > 1 ? f32Operands[1] : Value();
+  Type type = x.getType();
+  auto one = [&]() -> Value {
+    Value c = f32c(1.0);
+    return isa<VectorType>(type) ? splat(c) : c;
+  };
+  Value result =
+      llvm::TypeSwitch<Operation *, Value>(op)
+          .Case([&](AddOp) { return arith::AddFOp::create(b, loc, x, y); })
+          .Case([&](SubOp) { return arith::SubFOp::create(b, loc, x, y); })
+          .Case([&](MulOp) { return arith::MulFOp::create(b, loc, x, y); })
+          .Case([&](DivOp) { return arith::DivFOp::create(b, loc, x, y); })
+          .Case([&](MaxOp) { return arith::MaximumFOp::create(b, loc, x, y); })
+          .Case([&](MinOp) { return arith::MinimumFOp::create(b, loc, x, y); })
+          .Case([&](NegOp) { return arith::NegFOp::create(b, loc, x); })
+          .Case([&](AbsOp) { return math::AbsFOp::create(b, loc, x); })
+          .Case([&](ExpOp) {
+            return mapScalars(x, [&](Value e) -> Value {
+              return math::ExpOp::create(b, loc, e);
+            });
+          })
+          .Case([&](TanhOp) {
+            return mapScalars(x, [&](Value e) -> Value {
+              return math::TanhOp::create(b, loc, e);
+            });
+          })
+          .Case([&](SigmoidOp) {
+            Value e = mapScalars(arith::NegFOp::create(b, loc, x),
+                                 [&](Value e) -> Value {
+                                   return math::ExpOp::create(b, loc, e);
+                                 });
+            return arith::DivFOp::create(
+                b, loc, one(), arith::AddFOp::create(b, loc, one(), e));
+          })
+          .Case([&](SqrtOp) { return sqrtRn(x); })
+          .Case([&](RsqrtOp) {
+            return arith::DivFOp::create(b, loc, one(), sqrtRn(x));
+          })
+          .Default([&](Operation *) -> Value { return {}; });
+  assert(result && "unhandled elementwise op");
+  return fromF32(result, resultElement);
+}
+
+Value KernelLowering::evaluateRope(RopeOp rope, Chunk &chunk) {
+  Value x = toF32(evaluate(rope.getInput(), chunk));
+  Type element = getRowElementType(rope.getType());
+  int64_t rotary = rope.getRotaryDim();
+  int64_t half = rotary / 2;
+  int64_t C = sched.chunk;
+  auto [pos, posValid] = ropePosition[rope];
+  Value cachePtr =
+      argValue[cast<BlockArgument>(rope.getCache()).getArgNumber()];
+  Value cacheRow = mul(pos, stridesOf(rope.getCache())[0]);
+  bool neox = rope.getLayout() == RopeLayout::Neox;
+  Value rotaryC = i64c(rotary), halfC = i64c(half);
+
+  // Per element (general) or per chunk (vectorized: the chunk lies in one
+  // half, checked when the vectorized variant is chosen): the partner index,
+  // the cos/sin column, and whether the element rotates.
+  auto partnerOf = [&](Value e) -> Value {
+    Value inRot = lt(e, rotaryC);
+    Value partner;
+    if (neox) {
+      partner = select(lt(e, halfC), add(e, halfC), sub(e, halfC));
+    } else {
+      // e ^ 1: the other element of the pair.
+      partner = arith::XOrIOp::create(b, loc, e, i64c(1));
+    }
+    return select(inRot, partner, e);
+  };
+
+  Value cos, sin, sign, inRotation;
+  Value xp;
+  if (vectorized) {
+    Value e0 = chunk.base;
+    inRotation = splat(lt(e0, rotaryC));
+    Type f32 = b.getF32Type();
+    if (neox) {
+      Value first = lt(e0, halfC);
+      Chunk partner = makeShiftedChunk(chunk, partnerOf);
+      xp = toF32(evaluate(rope.getInput(), partner));
+      Value col = select(lt(e0, rotaryC), select(first, e0, sub(e0, halfC)),
+                         i64c(0));
+      unsigned align = std::min<int64_t>(16, 4 * C);
+      cos = LLVM::LoadOp::create(b, loc, vecOf(f32),
+                                 gep(cachePtr, f32, add(cacheRow, col)), align,
+                                 false, false, true);
+      sin = LLVM::LoadOp::create(
+          b, loc, vecOf(f32), gep(cachePtr, f32, add(cacheRow, add(col, halfC))),
+          align, false, false, true);
+      sign = select(splat(first), splat(f32c(-1.0)), splat(f32c(1.0)));
+    } else {
+      // Pairs are adjacent inside the chunk: swap them in registers.
+      SmallVector<int64_t> swap, twice;
+      SmallVector<float> signs;
+      for (int64_t i = 0; i < C; ++i) {
+        swap.push_back(i ^ 1);
+        twice.push_back(i / 2);
+        signs.push_back(i % 2 ? 1.0f : -1.0f);
+      }
+      xp = vector::ShuffleOp::create(b, loc, x, x, swap);
+      Value col = select(lt(e0, rotaryC), div(e0, i64c(2)), i64c(0));
+      auto halfType = VectorType::get({C / 2}, f32);
+      unsigned align = std::min<int64_t>(16, 2 * C);
+      Value c2 = LLVM::LoadOp::create(b, loc, halfType,
+                                      gep(cachePtr, f32, add(cacheRow, col)),
+                                      align, false, false, true);
+      Value s2 = LLVM::LoadOp::create(
+          b, loc, halfType, gep(cachePtr, f32, add(cacheRow, add(col, halfC))),
+          align, false, false, true);
+      cos = vector::ShuffleOp::create(b, loc, c2, c2, twice);
+      sin = vector::ShuffleOp::create(b, loc, s2, s2, twice);
+      sign = arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(vecOf(f32), ArrayRef<float>(signs)));
+    }
+  } else {
+    Chunk partner = makeShiftedChunk(chunk, partnerOf);
+    xp = toF32(evaluate(rope.getInput(), partner));
+    SmallVector<Value> cosElems, sinElems, signElems, rotElems;
+    Type f32 = b.getF32Type();
+    for (Value e : chunk.elements) {
+      Value inRot = lt(e, rotaryC);
+      Value col;
+      Value firstOfPair;
+      if (neox) {
+        firstOfPair = lt(e, halfC);
+        col = select(firstOfPair, e, sub(e, halfC));
+      } else {
+        firstOfPair = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq,
+            arith::AndIOp::create(b, loc, e, i64c(1)), i64c(0));
+        col = div(e, i64c(2));
+      }
+      col = select(inRot, col, i64c(0));
+      cosElems.push_back(LLVM::LoadOp::create(
+          b, loc, f32, gep(cachePtr, f32, add(cacheRow, col)), 4, false,
+          false, true));
+      sinElems.push_back(LLVM::LoadOp::create(
+          b, loc, f32, gep(cachePtr, f32, add(cacheRow, add(col, halfC))), 4,
+          false, false, true));
+      signElems.push_back(select(firstOfPair, f32c(-1.0), f32c(1.0)));
+      rotElems.push_back(inRot);
+    }
+    auto f32Vec = vecOf(f32);
+    cos = vector::FromElementsOp::create(b, loc, f32Vec, cosElems);
+    sin = vector::FromElementsOp::create(b, loc, f32Vec, sinElems);
+    sign = vector::FromElementsOp::create(b, loc, f32Vec, signElems);
+    inRotation = vector::FromElementsOp::create(
+        b, loc, VectorType::get({C}, b.getI1Type()), rotElems);
+  }
+  // A position outside the cache makes the rotated elements NaN rather
+  // than silently reading another row of the cache.
+  Value nan = splat(f32c(std::numeric_limits<double>::quiet_NaN()));
+  cos = select(splat(posValid), cos, nan);
+  Value rotated = arith::AddFOp::create(
+      b, loc, arith::MulFOp::create(b, loc, x, cos),
+      arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, sign, xp),
+                            sin));
+  return fromF32(select(inRotation, rotated, x), element);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and stores
+//===----------------------------------------------------------------------===//
+
+Value KernelLowering::combine(ReduceKind kind, Value x, Value y) {
+  if (kind == ReduceKind::Max)
+    return arith::MaximumFOp::create(b, loc, x, y);
+  return arith::AddFOp::create(b, loc, x, y);
+}
+
+Value KernelLowering::reduceChunk(ReduceOp op, Chunk &chunk) {
+  Value v = evaluate(op.getInput(), chunk);
+  if (op.getKind() == ReduceKind::MeanSq)
+    v = arith::MulFOp::create(b, loc, v, v);
+  bool isMax = op.getKind() == ReduceKind::Max;
+  Value identity =
+      f32c(isMax ? -std::numeric_limits<double>::infinity() : 0.0);
+  // Masked elements contribute the identity (-inf for max, not 0).
+  if (!vectorized) {
+    Value mask = vector::FromElementsOp::create(
+        b, loc, VectorType::get({sched.chunk}, b.getI1Type()), chunk.valid);
+    v = select(mask, v, splat(identity));
+  }
+  auto kind = isMax ? vector::CombiningKind::MAXIMUMF
+                    : vector::CombiningKind::ADD;
+  Value sum = vector::ReductionOp::create(b, loc, kind, v);
+  if (vectorized)
+    sum = select(chunk.valid[0], sum, identity);
+  return sum;
+}
+
+Value KernelLowering::allReduce(Value partial, ReduceKind kind,
+                                unsigned slot) {
+  // Butterfly among the row's lanes of the warp (lanes of a row are
+  // consecutive and aligned, so xor offsets below T stay inside the row).
+  int64_t width = std::min<int64_t>(sched.threadsPerRow, 32);
+  Value warpWidth = arith::ConstantIntOp::create(b, loc, 32, 32);
+  for (int64_t offset = width / 2; offset >= 1; offset /= 2) {
+    Value off = arith::ConstantIntOp::create(b, loc, offset, 32);
+    Value other = gpu::ShuffleOp::create(b, loc, partial, off, warpWidth,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    partial = combine(kind, partial, other);
+  }
+  int64_t warps = sched.threadsPerRow / 32;
+  if (warps > 1) {
+    // One slot per reduction and row: a single barrier per reduction.
+    Value base = mul(add(mul(i64c(slot), i64c(sched.rowsPerCta)), rowInCta),
+                     i64c(warps));
+    auto toIndex = [&](Value v) {
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+    };
+    Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         laneInWarp, i64c(0));
+    auto ifOp = scf::IfOp::create(b, loc, leader, false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      memref::StoreOp::create(b, loc, partial, workgroup,
+                              ValueRange{toIndex(add(base, warpInRow))});
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value total;
+    for (int64_t w = 0; w < warps; ++w) {
+      Value part = memref::LoadOp::create(
+          b, loc, workgroup, ValueRange{toIndex(add(base, i64c(w)))});
+      total = total ? combine(kind, total, part) : part;
+    }
+    partial = total;
+  }
+  if (kind == ReduceKind::Mean || kind == ReduceKind::MeanSq) {
+    Value d = arith::UIToFPOp::create(b, loc, b.getF32Type(), rowLength);
+    partial = arith::DivFOp::create(b, loc, partial, d);
+  }
+  return partial;
+}
+
+void KernelLowering::storeRow(unsigned result, Value value, Chunk &chunk) {
+  Value ptr = resultPtr[result];
+  SmallVector<Value> strides = resultStrides[result];
+  Value rowOff = add(mul(rowB, strides[0]), mul(rowS, strides[1]));
+  auto type = cast<VectorType>(value.getType());
+  Type element = type.getElementType();
+  unsigned bytes = element.getIntOrFloatBitWidth() / 8;
+  if (vectorized) {
+    auto ifOp = scf::IfOp::create(b, loc, andI(rowValid, chunk.valid[0]),
+                                  false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    LLVM::StoreOp::create(b, loc, value,
+                          gep(ptr, element, add(rowOff, chunk.base)),
+                          std::min<unsigned>(16, bytes * sched.chunk));
+    return;
+  }
+  for (auto [i, e] : llvm::enumerate(chunk.elements)) {
+    auto ifOp = scf::IfOp::create(b, loc, andI(rowValid, chunk.valid[i]),
+                                  false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value scalar = vector::ExtractOp::create(b, loc, value, (int64_t)i);
+    LLVM::StoreOp::create(b, loc, scalar, gep(ptr, element, add(rowOff, e)),
+                          bytes);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Pass
+//===----------------------------------------------------------------------===//
+
+/// Whether the vectorized variant can exist at all for this kernel: D (if
+/// static) a multiple of the chunk, and rotary halves made of whole chunks.
+static bool canVectorize(KernelOp kernel, const Schedule &schedule) {
+  if (std::optional<int64_t> d = getStaticRowLength(kernel))
+    if (*d % schedule.chunk != 0)
+      return false;
+  bool ok = true;
+  kernel.walk([&](RopeOp rope) {
+    if ((rope.getRotaryDim() / 2) % schedule.chunk != 0)
+      ok = false;
+  });
+  return ok;
+}
+
+namespace {
+struct NfLowerToGPUPass : nf::impl::NfLowerToGPUBase<NfLowerToGPUPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<KernelOp> kernels(module.getOps<KernelOp>());
+    if (kernels.empty())
+      return;
+    OpBuilder b(module.getBodyRegion());
+    b.setInsertionPointToEnd(module.getBody());
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    b.getUnitAttr());
+    auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "nf_kernels");
+    b.setInsertionPointToStart(gpuModule.getBody());
+    for (KernelOp kernel : kernels) {
+      FailureOr<Schedule> schedule = Schedule::fromKernel(kernel);
+      if (failed(schedule))
+        return signalPassFailure();
+      bool vectorizable = canVectorize(kernel, *schedule);
+      kernel->setAttr("nf.vectorized_variant", b.getBoolAttr(vectorizable));
+      if (vectorizable) {
+        KernelLowering vec(kernel, *schedule, /*vectorized=*/true, b);
+        if (failed(vec.emit(kernel.getSymName())))
+          return signalPassFailure();
+      }
+      KernelLowering general(kernel, *schedule, /*vectorized=*/false, b);
+      if (failed(general.emit((kernel.getSymName() + "_general").str())))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,158 @@
+//===- Schedule.cpp - -nf-select-schedule and the schedule attribute ------===//
+//
+// Part of normfuse.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Schedule.h"
+#include "dialect/Chains.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::nf {
+#define GEN_PASS_DEF_NFSELECTSCHEDULE
+#include "passes/Passes.h.inc"
+} // namespace mlir::nf
+
+using namespace mlir;
+using namespace mlir::nf;
+
+StringRef Schedule::getKindName() const {
+  if (!isRegisterResident())
+    return "streaming";
+  if (threadsPerRow < 32)
+    return "multi_row";
+  if (threadsPerRow == 32)
+    return "warp";
+  return "cta";
+}
+
+DictionaryAttr Schedule::toAttr(MLIRContext *ctx) const {
+  Builder b(ctx);
+  return b.getDictionaryAttr({
+      b.getNamedAttr("kind", b.getStringAttr(getKindName())),
+      b.getNamedAttr("threads_per_row", b.getI64IntegerAttr(threadsPerRow)),
+      b.getNamedAttr("rows_per_cta", b.getI64IntegerAttr(rowsPerCta)),
+      b.getNamedAttr("chunk", b.getI64IntegerAttr(chunk)),
+      b.getNamedAttr("chunks_per_thread", b.getI64IntegerAttr(chunksPerThread)),
+  });
+}
+
+FailureOr<Schedule> Schedule::fromKernel(KernelOp kernel) {
+  auto dict = kernel->getAttrOfType<DictionaryAttr>(getAttrName());
+  if (!dict)
+    return kernel.emitOpError("has no ")
+           << getAttrName() << " attribute; run -nf-select-schedule first";
+  Schedule s;
+  auto get = [&](StringRef name, int64_t &out) {
+    auto attr = dict.getAs<IntegerAttr>(name);
+    if (!attr)
+      return false;
+    out = attr.getInt();
+    return true;
+  };
+  if (!get("threads_per_row", s.threadsPerRow) ||
+      !get("rows_per_cta", s.rowsPerCta) || !get("chunk", s.chunk) ||
+      !get("chunks_per_thread", s.chunksPerThread))
+    return kernel.emitOpError("malformed ") << getAttrName() << ": " << dict;
+  if (!llvm::isPowerOf2_64(s.threadsPerRow) || s.threadsPerRow > 1024 ||
+      s.rowsPerCta < 1 || s.blockSize() > 1024 ||
+      (s.threadsPerRow > 32 && s.threadsPerRow % 32 != 0) ||
+      !llvm::isPowerOf2_64(s.chunk) || s.chunksPerThread < 0)
+    return kernel.emitOpError("invalid ")
+           << getAttrName() << " " << dict
+           << ": threads_per_row must be a power of two <= 1024, the block "
+              "(threads_per_row * rows_per_cta) at most 1024 threads";
+  return s;
+}
+
+int64_t mlir::nf::computeChunkElements(KernelOp kernel) {
+  unsigned narrowest = 4;
+  auto consider = [&](Type type) {
+    if (auto tensor = dyn_cast<RankedTensorType>(type))
+      if (isNfFloat(tensor.getElementType()))
+        narrowest = std::min(narrowest,
+                             tensor.getElementTypeBitWidth() / 8);
+  };
+  kernel.walk([&](Operation *op) {
+    if (auto load = dyn_cast<LoadOp>(op))
+      consider(load.getSource().getType());
+    else if (auto select = dyn_cast<SelectLoadOp>(op))
+      consider(select.getFirst().getType());
+  });
+  for (Type type : kernel.getResultTypes())
+    consider(type);
+  return 16 / narrowest;
+}
+
+std::optional<int64_t> mlir::nf::getStaticRowLength(KernelOp kernel) {
+  ChainAnalysis chains(kernel);
+  std::optional<int64_t> length;
+  for (const Chain &chain : chains.getChains()) {
+    std::optional<int64_t> chainLength;
+    for (const DimUse &use : chain.dims)
+      if (use.symbol == DimSymbol::D && !use.type.isDynamicDim(use.dim))
+        chainLength = use.type.getDimSize(use.dim);
+    if (!chainLength || (length && *length != *chainLength))
+      return std::nullopt;
+    length = chainLength;
+  }
+  return length;
+}
+
+namespace {
+struct NfSelectSchedulePass
+    : nf::impl::NfSelectScheduleBase<NfSelectSchedulePass> {
+  using NfSelectScheduleBase::NfSelectScheduleBase;
+
+  void runOnOperation() override {
+    getOperation()->walk([&](KernelOp kernel) {
+      FailureOr<Schedule> schedule = select(kernel);
+      if (failed(schedule)) {
+        signalPassFailure();
+        return;
+      }
+      kernel->setAttr(Schedule::getAttrName(),
+                      schedule->toAttr(kernel.getContext()));
+    });
+  }
+
+  FailureOr<Schedule> select(KernelOp kernel) {
+    Schedule s;
+    s.chunk = computeChunkElements(kernel);
+    std::optional<int64_t> d = getStaticRowLength(kernel);
+    bool streaming = forceStreaming || !d;
+    if (!streaming) {
+      int64_t vectors = llvm::divideCeil(*d, s.chunk);
+      if (threadsPerRow > 0) {
+        s.threadsPerRow = threadsPerRow;
+      } else {
+        // Fewest threads that keep at most maxChunks chunks per thread:
+        // the row lives in registers and a reduction needs few shuffles.
+        s.threadsPerRow = 1;
+        while (s.threadsPerRow < 1024 &&
+               llvm::divideCeil(vectors, s.threadsPerRow) > maxChunks)
+          s.threadsPerRow *= 2;
+      }
+      s.chunksPerThread = llvm::divideCeil(vectors, s.threadsPerRow);
+      // Too long a row for registers: stream it instead of spilling.
+      if (s.chunksPerThread > maxChunks && threadsPerRow == 0)
+        streaming = true;
+    }
+    if (streaming) {
+      s.threadsPerRow = threadsPerRow > 0 ? (int64_t)threadsPerRow : 256;
+      s.chunksPerThread = 0;
+    }
+    s.rowsPerCta = rowsPerCta > 0 ? (int64_t)rowsPerCta
+                                  : std::max<int64_t>(1, 256 / s.threadsPerRow);
+    if (!llvm::isPowerOf2_64(s.threadsPerRow) || s.threadsPerRow > 1024 ||
+        s.blockSize() > 1024)
+      return kernel.emitOpError("schedule of ")
+             << s.threadsPerRow << " threads per row x " << s.rowsPerCta
+             << " rows per CTA is not a power-of-two row group in a block of "
+                "at most 1024 threads";
+    return s;
+  }
+};
+} // namespace

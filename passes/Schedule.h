@@ -1,0 +1,49 @@
+//===- Schedule.h - how a kernel's rows map onto threads --------*- C++ -*-===//
+//
+// Part of normfuse.
+//
+// A schedule says how many threads share one row, how many rows a CTA
+// holds, how many elements a thread touches at once (the chunk: 16 bytes of
+// the narrowest row type), and whether the row stays in registers
+// (`chunks_per_thread` > 0) or is streamed from memory once per reduction
+// (`chunks_per_thread` == 0; any D). -nf-select-schedule stores it on the
+// kernel as the attribute `nf.schedule`; the lowering reads it back.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NF_PASSES_SCHEDULE_H
+#define NF_PASSES_SCHEDULE_H
+
+#include "dialect/NfOps.h"
+
+namespace mlir::nf {
+
+struct Schedule {
+  int64_t threadsPerRow = 1;
+  int64_t rowsPerCta = 1;
+  int64_t chunk = 4;
+  int64_t chunksPerThread = 0;
+
+  int64_t blockSize() const { return threadsPerRow * rowsPerCta; }
+  bool isRegisterResident() const { return chunksPerThread > 0; }
+  /// "multi_row", "warp", "cta" or "streaming".
+  StringRef getKindName() const;
+
+  static StringRef getAttrName() { return "nf.schedule"; }
+  DictionaryAttr toAttr(MLIRContext *ctx) const;
+  /// Reads `nf.schedule`; fails with a diagnostic on the kernel if absent or
+  /// malformed.
+  static FailureOr<Schedule> fromKernel(KernelOp kernel);
+};
+
+/// Elements per chunk: 16 bytes of the narrowest element type the rows of
+/// `kernel` load or store.
+int64_t computeChunkElements(KernelOp kernel);
+
+/// The static row length of the kernel, if every chain's D is static and
+/// they agree.
+std::optional<int64_t> getStaticRowLength(KernelOp kernel);
+
+} // namespace mlir::nf
+
+#endif // NF_PASSES_SCHEDULE_H

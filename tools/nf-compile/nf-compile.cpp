@@ -1,0 +1,244 @@
+//===- nf-compile.cpp - nf IR file in, kernel artifact out ----------------===//
+//
+// Part of normfuse. Compiles every nf.kernel of a file into PTX for one SM
+// and writes an artifact (metadata + PTX, + cubin on request) that the
+// runtime loads. Every stage of the pipeline can be printed instead.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Artifact.h"
+#include "codegen/Codegen.h"
+#include "dialect/NfOps.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+using namespace llvm;
+
+static cl::OptionCategory category("nf-compile options");
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
+                                      cl::init("-"), cl::cat(category));
+static cl::opt<std::string>
+    outputFile("o", cl::desc("Output file (artifact, or the --emit stage)"),
+               cl::value_desc("file"), cl::init("-"), cl::cat(category));
+static cl::opt<std::string>
+    chip("sm", cl::desc("Target SM: sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, "
+                        "sm_90a, sm_100, sm_100a, sm_103, sm_110, sm_120, "
+                        "sm_120a, sm_121"),
+         cl::init("sm_90"), cl::cat(category));
+static cl::list<std::string>
+    dims("dim",
+         cl::desc("Fix a dynamic size at compile time, e.g. --dim D=1536 "
+                  "(only D, the row length, changes the generated code)"),
+         cl::value_desc("D=<n>"), cl::cat(category));
+static cl::opt<std::string> emit(
+    "emit",
+    cl::desc("What to write: artifact (default), ptx, or the IR after a "
+             "stage: rows (specialized, decomposed, scheduled nf), gpu "
+             "(gpu.module), nvvm (LLVM/NVVM dialects)"),
+    cl::init("artifact"), cl::cat(category));
+static cl::opt<std::string>
+    cudaPath("cuda-path",
+             cl::desc("CUDA toolkit root: libdevice for math, ptxas for "
+                      "--cubin and --ptxas-info"),
+             cl::init("/usr/local/cuda"), cl::cat(category));
+static cl::opt<bool> cubin("cubin",
+                           cl::desc("Also assemble the PTX with ptxas and "
+                                    "put the cubin in the artifact"),
+                           cl::cat(category));
+static cl::opt<bool> ptxasInfo(
+    "ptxas-info",
+    cl::desc("Print per kernel: schedule, block size, shared memory, and "
+             "registers and spills as ptxas reports them"),
+    cl::cat(category));
+static cl::opt<int64_t> threadsPerRow(
+    "threads-per-row", cl::desc("Force threads per row (power of two)"),
+    cl::init(0), cl::cat(category));
+static cl::opt<int64_t> rowsPerCta("rows-per-cta",
+                                   cl::desc("Force rows per CTA"), cl::init(0),
+                                   cl::cat(category));
+static cl::opt<bool> streaming(
+    "streaming", cl::desc("Force the streaming schedule (row re-read from "
+                          "memory per reduction) even for a static D"),
+    cl::cat(category));
+
+static int fail(const Twine &message) {
+  errs() << "nf-compile: error: " << message << "\n";
+  return 1;
+}
+
+/// Runs ptxas on `ptx`; returns its stderr+stdout in `log` and the cubin.
+static LogicalResult runPtxas(StringRef ptx, StringRef arch, bool verbose,
+                              std::string &cubinOut, std::string &log) {
+  SmallString<256> ptxas(cudaPath);
+  sys::path::append(ptxas, "bin", "ptxas");
+  if (!sys::fs::can_execute(ptxas)) {
+    log = "ptxas not found at '" + std::string(ptxas) + "'";
+    return failure();
+  }
+  SmallString<128> ptxPath, cubinPath, logPath;
+  int fd;
+  if (sys::fs::createTemporaryFile("nf", "ptx", fd, ptxPath) ||
+      sys::fs::createTemporaryFile("nf", "cubin", cubinPath) ||
+      sys::fs::createTemporaryFile("nf", "log", logPath)) {
+    log = "cannot create temporary files for ptxas";
+    return failure();
+  }
+  {
+    raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << ptx;
+  }
+  SmallVector<StringRef> args = {ptxas, "-arch", arch, "-o", cubinPath};
+  if (verbose)
+    args.push_back("-v");
+  args.push_back(ptxPath);
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
+                                          StringRef(logPath)};
+  std::string execError;
+  int rc = sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
+                               &execError);
+  if (auto buffer = MemoryBuffer::getFile(logPath))
+    log = (*buffer)->getBuffer().str();
+  if (rc == 0)
+    if (auto buffer = MemoryBuffer::getFile(cubinPath, false, false))
+      cubinOut = (*buffer)->getBuffer().str();
+  sys::fs::remove(ptxPath);
+  sys::fs::remove(cubinPath);
+  sys::fs::remove(logPath);
+  if (rc != 0) {
+    if (!execError.empty())
+      log += execError;
+    return failure();
+  }
+  return success();
+}
+
+/// ptxas -v prints, per function: "Compiling entry function 'f'", then
+/// "N bytes stack frame, N bytes spill stores, N bytes spill loads" and
+/// "Used N registers". Reduce that to one line per function.
+static void printPtxasSummary(StringRef log, raw_ostream &os) {
+  SmallVector<StringRef> lines;
+  log.split(lines, '\n');
+  std::string function;
+  std::string spills;
+  for (StringRef line : lines) {
+    size_t at = line.find("Compiling entry function '");
+    if (at != StringRef::npos) {
+      function = line.substr(at + 26).split('\'').first.str();
+      continue;
+    }
+    if (line.contains("spill stores")) {
+      spills = line.split("ptxas info    :").second.trim().str();
+      continue;
+    }
+    at = line.find("Used ");
+    if (at != StringRef::npos && !function.empty()) {
+      os << "  " << function << ": " << line.substr(at).trim() << "; "
+         << spills << "\n";
+      function.clear();
+    }
+  }
+}
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "nf-compile: compile nf kernels to PTX for one SM\n\n"
+      "  nf-compile examples/fused_add_gate_norm.mlir --sm sm_90 "
+      "--dim D=3840 -o k.nfa\n");
+
+  nf::CodegenOptions options;
+  options.chip = chip;
+  options.cudaPath = cudaPath;
+  options.threadsPerRow = threadsPerRow;
+  options.rowsPerCta = rowsPerCta;
+  options.streaming = streaming;
+  for (StringRef dim : dims) {
+    auto [name, value] = dim.split('=');
+    int64_t size;
+    if (name != "D")
+      return fail("--dim " + dim + ": only D (the row length) can be fixed");
+    if (value.getAsInteger(10, size) || size <= 0)
+      return fail("--dim " + dim + ": expected D=<positive integer>");
+    options.rowLength = size;
+  }
+  static const StringRef stages[] = {"artifact", "ptx", "rows", "gpu", "nvvm"};
+  if (!is_contained(stages, emit))
+    return fail("unknown --emit '" + emit +
+                "'; expected artifact, ptx, rows, gpu or nvvm");
+  if (emit != "artifact" && emit != "ptx")
+    options.dumpStage = emit;
+  std::string error;
+  if (failed(nf::validateCodegenOptions(options, error)))
+    return fail(error);
+
+  DialectRegistry registry;
+  nf::registerCodegenDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string openError;
+  auto input = openInputFile(inputFile, &openError);
+  if (!input)
+    return fail(openError);
+  auto sourceMgr = std::make_shared<SourceMgr>();
+  sourceMgr->AddNewSourceBuffer(std::move(input), SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(*sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+  if (module->getOps<nf::KernelOp>().empty())
+    return fail("'" + inputFile + "' contains no nf.kernel");
+
+  auto output = openOutputFile(outputFile, &openError);
+  if (!output)
+    return fail(openError);
+
+  std::string stageDump;
+  raw_string_ostream dumpStream(stageDump);
+  FailureOr<std::string> ptx =
+      nf::compileToPTX(*module, options, &dumpStream);
+  if (!options.dumpStage.empty()) {
+    if (stageDump.empty())
+      return 1;
+    output->os() << stageDump;
+    output->keep();
+    return 0;
+  }
+  if (failed(ptx))
+    return 1;
+
+  std::string cubinData, log;
+  if (cubin || ptxasInfo) {
+    if (failed(runPtxas(*ptx, chip, ptxasInfo, cubinData, log)))
+      return fail("ptxas rejected the PTX:\n" + log);
+  }
+  if (ptxasInfo) {
+    nf::printKernelSummary(*module, outs());
+    printPtxasSummary(log, outs());
+  }
+  if (emit == "ptx")
+    output->os() << *ptx;
+  else if (failed(nf::writeArtifact(
+               *module, chip, *ptx,
+               cubin ? std::optional<StringRef>(cubinData) : std::nullopt,
+               output->os())))
+    return 1;
+  output->keep();
+  return 0;
+}
