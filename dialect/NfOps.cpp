@@ -392,6 +392,9 @@ LogicalResult KernelOp::verifyRegions() {
 
   // Sizes shared within each chain.
   ChainAnalysis chains(*this);
+  // The first static D of any chain: chains have their own [B, S] but share
+  // the row length D (one launch; see Chains.h).
+  const DimUse *kernelD = nullptr;
   for (auto [c, chain] : llvm::enumerate(chains.getChains())) {
     // In place: a row must read the aliased tensor from its own chain only.
     for (unsigned r : chain.results) {
@@ -418,7 +421,11 @@ LogicalResult KernelOp::verifyRegions() {
     };
     std::map<DimSymbol, const DimUse *> first;
     for (const DimUse &use : chain.dims) {
-      if (use.symbol == DimSymbol::One || use.type.isDynamicDim(use.dim))
+      // max_pos and rotary_dim belong to one cache, not to the chain: two
+      // ropes of a chain may use caches of different sizes (each rope checks
+      // its own cache's width).
+      if (use.symbol == DimSymbol::One || use.symbol == DimSymbol::MaxPos ||
+          use.symbol == DimSymbol::Rotary || use.type.isDynamicDim(use.dim))
         continue;
       auto [it, inserted] = first.try_emplace(use.symbol, &use);
       if (inserted)
@@ -446,6 +453,16 @@ LogicalResult KernelOp::verifyRegions() {
              << *s << " is not divisible by F = " << *f
              << " (token s uses frame s / (S / F))";
     std::optional<int64_t> d = staticSize(DimSymbol::D);
+    if (d && !kernelD) {
+      kernelD = first[DimSymbol::D];
+    } else if (d && kernelD->type.getDimSize(kernelD->dim) != *d) {
+      const DimUse &use = *first[DimSymbol::D];
+      return use.user->emitOpError("D mismatch between chains: ")
+             << describeDim(*kernelD)
+             << " sets D = " << kernelD->type.getDimSize(kernelD->dim)
+             << ", but " << describeDim(use) << " is " << *d
+             << "; the chains of a kernel share D";
+    }
     for (Operation *op : chain.ropes) {
       int64_t rotary = cast<RopeOp>(op).getRotaryDim();
       if (d && rotary > *d)
@@ -468,8 +485,13 @@ LogicalResult ReturnOp::verify() {
            << getNumOperands() << " rows, but @" << kernel.getSymName()
            << " has " << resultTypes.size() << " results";
   for (auto [i, value] : llvm::enumerate(getOperands())) {
+    // A result that is no float tensor at all is the kernel verifier's to
+    // report (after this one runs); suggesting a cast would mislead.
+    auto resultType = dyn_cast<ShapedType>(resultTypes[i]);
+    if (!resultType || !isNfFloat(resultType.getElementType()))
+      continue;
     Type rowElement = cast<RowType>(value.getType()).getElementType();
-    Type resultElement = cast<ShapedType>(resultTypes[i]).getElementType();
+    Type resultElement = resultType.getElementType();
     if (rowElement != resultElement)
       return emitOpError("row #")
              << i << " has element type " << rowElement << ", but result #"

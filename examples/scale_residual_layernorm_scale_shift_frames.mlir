@@ -1,0 +1,32 @@
+// Replaces: ScaleResidualNormScaleShift, video variant with per-frame
+//   modulation (sgl-project/sglang#14289, the [B, F, 1, D] index mode of
+//   fused_scale_residual_norm_scale_shift).
+// Computes: r = residual + gate[f] * x; y = LayerNorm(r) * (1 + scale[f]) +
+//   shift[f], where token s of batch b uses frame f = s / (S / F);
+//   outputs (y, r).
+// Shapes: x, residual [B, S, D] bf16; gate, scale, shift [B, F, 1, D] f32 with
+//   S % F == 0 (checked here when S and F are static, at launch otherwise).
+//   D is dynamic.
+//
+// Rounding: f32 throughout; r is rounded to bf16 for its output only and the
+// LayerNorm sees the unrounded f32 r.
+nf.kernel @scale_residual_layernorm_scale_shift_frames(
+    %x: tensor<?x?x?xbf16>, %residual: tensor<?x?x?xbf16>,
+    %gate: tensor<?x?x1x?xf32>, %scale: tensor<?x?x1x?xf32>,
+    %shift: tensor<?x?x1x?xf32>)
+    -> (tensor<?x?x?xbf16>, tensor<?x?x?xbf16>) {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %resb = nf.load %residual [B, S, D] : tensor<?x?x?xbf16>
+  %g = nf.load %gate [B, F, 1, D] : tensor<?x?x1x?xf32>
+  %sc = nf.load %scale [B, F, 1, D] : tensor<?x?x1x?xf32>
+  %sh = nf.load %shift [B, F, 1, D] : tensor<?x?x1x?xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %resf = nf.cast %resb : !nf.row<bf16> to !nf.row<f32>
+  %gx = nf.mul %g, %xf : !nf.row<f32>
+  %r = nf.add %resf, %gx : !nf.row<f32>
+  %n = nf.layer_norm %r eps 1.0e-6 : !nf.row<f32>
+  %y = nf.modulate %n, %sc, %sh : !nf.row<f32>
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  %rb = nf.cast %r : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb, %rb : !nf.row<bf16>, !nf.row<bf16>
+}
