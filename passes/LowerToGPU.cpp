@@ -61,7 +61,15 @@ public:
   KernelLowering(KernelOp kernel, const Schedule &schedule, bool vectorized,
                  OpBuilder &builder)
       : kernel(kernel), chains(kernel), sched(schedule),
-        vectorized(vectorized), b(builder), loc(kernel.getLoc()) {}
+        vectorized(vectorized), b(builder), loc(kernel.getLoc()) {
+    // The general variant touches one element at a time, with the same
+    // elements per thread: lane, lane + T, ... keep accesses coalesced and
+    // the per-element address and mask arithmetic small.
+    if (!vectorized) {
+      this->sched.chunksPerThread *= this->sched.chunk;
+      this->sched.chunk = 1;
+    }
+  }
 
   LogicalResult emit(StringRef name);
 
@@ -384,7 +392,17 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
   rowS = rem(row, chainS[c]);
   rowFrame = div(rowS, div(chainS[c], chainF[c]));
 
-  // Per-row operand state: which select candidate, which rotary position.
+  // Per-row operand state: row offsets (computed here, not on first use,
+  // so that they dominate every phase's loop), which select candidate,
+  // which rotary position.
+  for (Operation *op : chain.ops) {
+    if (auto load = dyn_cast<LoadOp>(op)) {
+      rowOffset(load.getSource(), load.getKind());
+    } else if (auto selectOp = dyn_cast<SelectLoadOp>(op)) {
+      rowOffset(selectOp.getFirst(), selectOp.getKind());
+      rowOffset(selectOp.getSecond(), selectOp.getKind());
+    }
+  }
   for (Operation *op : chain.ops) {
     if (auto selectOp = dyn_cast<SelectLoadOp>(op)) {
       auto indexType = cast<RankedTensorType>(selectOp.getIndex().getType());
@@ -483,6 +501,9 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     auto loop = scf::ForOp::create(b, loc, lane, numChunks,
                                    i64c(sched.threadsPerRow), init);
     OpBuilder::InsertionGuard guard(b);
+    // The builder adds an empty yield when there are no iteration values.
+    if (!loop.getBody()->empty())
+      loop.getBody()->getTerminator()->erase();
     b.setInsertionPointToStart(loop.getBody());
     Chunk chunk = makeChunk(loop.getInductionVar(), numChunks);
     SmallVector<Value> next = body(chunk, loop.getRegionIterArgs());

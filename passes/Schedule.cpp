@@ -130,7 +130,11 @@ struct NfSelectSchedulePass
       } else {
         // Fewest threads that keep at most maxChunks chunks per thread:
         // the row lives in registers and a reduction needs few shuffles.
-        s.threadsPerRow = 1;
+        // At least 16 threads (or one per chunk): short rows such as a
+        // 128-wide attention head then take one chunk per thread and
+        // several rows share a warp.
+        s.threadsPerRow =
+            std::min<int64_t>(16, llvm::PowerOf2Ceil(vectors));
         while (s.threadsPerRow < 1024 &&
                llvm::divideCeil(vectors, s.threadsPerRow) > maxChunks)
           s.threadsPerRow *= 2;

@@ -36,7 +36,7 @@ struct NfSpecializeDimsPass
     if (rowLength < 0) {
       getOperation()->emitError("-nf-specialize-dims: d must be positive, "
                                 "found ")
-          << rowLength;
+          << static_cast<int64_t>(rowLength);
       return signalPassFailure();
     }
     getOperation()->walk([&](KernelOp kernel) {
@@ -60,7 +60,8 @@ struct NfSpecializeDimsPass
           if (type.getDimSize(use.dim) != rowLength)
             return kernel.emitOpError("has a static D = ")
                    << type.getDimSize(use.dim)
-                   << ", which cannot be specialized to " << rowLength;
+                   << ", which cannot be specialized to "
+                   << static_cast<int64_t>(rowLength);
           continue;
         }
         slot = withDim(type, use.dim, rowLength);

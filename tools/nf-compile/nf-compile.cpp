@@ -190,6 +190,8 @@ int main(int argc, char **argv) {
   nf::registerCodegenDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Diagnostics name the op; a dump of it in generic form helps nobody.
+  context.printOpOnDiagnostic(false);
 
   std::string openError;
   auto input = openInputFile(inputFile, &openError);
