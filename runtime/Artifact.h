@@ -1,0 +1,89 @@
+//===- Artifact.h - reading nf-compile artifacts ----------------*- C++ -*-===//
+//
+// Part of normfuse. MLIR-free: the runtime builds on machines with only
+// CUDA and a C++ compiler. docs/Artifact.md specifies the format that
+// codegen/Artifact.cpp writes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NF_RUNTIME_ARTIFACT_H
+#define NF_RUNTIME_ARTIFACT_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nf::rt {
+
+enum class DType { F32, F16, BF16, I8, I32, I64 };
+
+/// "f32", "f16", "bf16", "i8", "i32", "i64".
+const char *dtypeName(DType dtype);
+int dtypeBytes(DType dtype);
+bool parseDType(const std::string &text, DType &dtype);
+
+/// A shape with -1 for dynamic dimensions.
+using Shape = std::vector<int64_t>;
+
+struct ArgumentInfo {
+  std::string name;
+  bool isTensor = true;
+  DType dtype = DType::F32;
+  Shape shape;         ///< empty for scalars
+  std::string role;    ///< data, select_index, rope_cache, rope_positions,
+                       ///< rope_offset, unused
+  std::string bcast;   ///< One, D, BD, B1D, BSD, BF1D for data; BS / B / -
+  std::vector<int> chains;
+};
+
+struct ResultInfo {
+  DType dtype = DType::F32;
+  Shape shape;
+  int chain = 0;
+  int inPlace = -1; ///< argument index, or -1
+};
+
+struct ParamInfo {
+  std::string kind; ///< arg_ptr, arg_scalar, result_ptr, chain_rows,
+                    ///< chain_s, chain_f, row_length, arg_stride,
+                    ///< result_stride, cache_rows
+  int index = 0;
+  int dim = 0;
+  std::string type; ///< !llvm.ptr<1>, i32 or i64
+  std::string name;
+};
+
+struct KernelInfo {
+  std::string name;
+  std::string schedule;
+  int threadsPerRow = 0, rowsPerCta = 0, chunk = 0, chunksPerThread = 0;
+  int blockSize = 0;
+  int sharedBytes = 0;
+  int64_t rowLength = -1; ///< static D, or -1
+  std::string vectorizedFunction; ///< empty when there is none
+  std::string generalFunction;
+  int numChains = 0;
+  std::vector<ArgumentInfo> args;
+  std::vector<ResultInfo> results;
+  std::vector<ParamInfo> params;
+};
+
+struct Artifact {
+  std::string target;
+  std::vector<KernelInfo> kernels;
+  std::string ptx;
+  std::string cubin;
+
+  const KernelInfo *findKernel(const std::string &name) const;
+};
+
+/// Parses the artifact in `text`. On failure returns false and says where
+/// and what in `error`.
+bool parseArtifact(const std::string &text, Artifact &artifact,
+                   std::string &error);
+bool readArtifactFile(const std::string &path, Artifact &artifact,
+                      std::string &error);
+
+} // namespace nf::rt
+
+#endif // NF_RUNTIME_ARTIFACT_H

@@ -1,0 +1,437 @@
+//===- Runtime.cpp - loading and launching normfuse kernels ---------------===//
+//
+// Part of normfuse.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Runtime.h"
+
+#include <cstring>
+#include <map>
+
+using namespace nf::rt;
+
+//===----------------------------------------------------------------------===//
+// Validation
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The symbolic sizes of each chain, bound from the tensors as they come.
+struct Sizes {
+  static constexpr int kMaxChains = 8;
+  int64_t b[kMaxChains], s[kMaxChains], f[kMaxChains];
+  int64_t d = -1;
+  Sizes() {
+    for (int i = 0; i < kMaxChains; ++i)
+      b[i] = s[i] = f[i] = -1;
+  }
+};
+
+std::string describeShape(const Tensor &t) {
+  std::string text = "[";
+  for (int i = 0; i < t.rank; ++i)
+    text += (i ? ", " : "") + std::to_string(t.shape[i]);
+  return text + "]";
+}
+
+/// The letters each dimension of an argument stands for.
+int lettersOf(const ArgumentInfo &arg, const char *letters[kMaxRank]) {
+  static const std::map<std::string, std::vector<const char *>> table = {
+      {"One", {"1"}},           {"D", {"D"}},
+      {"BD", {"B", "D"}},       {"B1D", {"B", "1", "D"}},
+      {"BSD", {"B", "S", "D"}}, {"BF1D", {"B", "F", "1", "D"}}};
+  std::vector<const char *> dims;
+  if (arg.role == "data") {
+    auto it = table.find(arg.bcast);
+    if (it != table.end())
+      dims = it->second;
+  } else if (arg.role == "select_index") {
+    dims = {"B", "S"};
+  } else if (arg.role == "rope_positions") {
+    dims = {"B"};
+  } else if (arg.role == "rope_cache") {
+    dims = {"P", "R"};
+  }
+  for (size_t i = 0; i < dims.size(); ++i)
+    letters[i] = dims[i];
+  return dims.size();
+}
+
+bool isAligned(const Tensor &t, int64_t bytes) {
+  if (t.data % 16 != 0)
+    return false;
+  for (int i = 0; i + 1 < t.rank; ++i)
+    if ((t.strides[i] * bytes) % 16 != 0)
+      return false;
+  return true;
+}
+
+/// [first byte, one past the last byte] a tensor can touch.
+std::pair<uint64_t, uint64_t> extent(const Tensor &t) {
+  int64_t last = 0;
+  for (int i = 0; i < t.rank; ++i)
+    last += (t.shape[i] - 1) * t.strides[i];
+  return {t.data, t.data + (uint64_t)(last + 1) * dtypeBytes(t.dtype)};
+}
+} // namespace
+
+Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
+                          size_t numArgs, const Tensor *results,
+                          size_t numResults, LaunchPlan &plan) {
+  plan = LaunchPlan();
+  const std::string where = "kernel '" + kernel.name + "': ";
+  if (numArgs != kernel.args.size())
+    return Status::error(where + "expected " +
+                         std::to_string(kernel.args.size()) +
+                         " arguments, found " + std::to_string(numArgs));
+  if (numResults != kernel.results.size())
+    return Status::error(where + "expected " +
+                         std::to_string(kernel.results.size()) +
+                         " results, found " + std::to_string(numResults));
+  if (kernel.numChains > Sizes::kMaxChains)
+    return Status::error(where + "too many chains");
+
+  Sizes sizes;
+  auto bind = [&](const char *letter, int chain, int64_t value,
+                  const std::string &what) -> Status {
+    int64_t *slot = nullptr;
+    std::string name = letter;
+    if (name == "1") {
+      if (value != 1)
+        return Status::error(where + what + " must have size 1, found " +
+                             std::to_string(value));
+      return Status();
+    }
+    if (name == "D")
+      slot = &sizes.d;
+    else if (name == "B")
+      slot = &sizes.b[chain];
+    else if (name == "S")
+      slot = &sizes.s[chain];
+    else if (name == "F")
+      slot = &sizes.f[chain];
+    else
+      return Status(); // P, R: sizes of the cache alone
+    if (*slot < 0) {
+      *slot = value;
+      return Status();
+    }
+    if (*slot != value)
+      return Status::error(where + what + " gives " + name + " = " +
+                           std::to_string(value) + ", expected " +
+                           std::to_string(*slot) + " from earlier operands");
+    return Status();
+  };
+  auto checkTensor = [&](const Tensor &t, DType dtype, const Shape &shape,
+                         const std::string &what) -> Status {
+    if (t.dtype != dtype)
+      return Status::error(where + what + " must be " + dtypeName(dtype) +
+                           ", found " + dtypeName(t.dtype));
+    if (t.rank != (int)shape.size())
+      return Status::error(where + what + " must have rank " +
+                           std::to_string(shape.size()) + ", found rank " +
+                           std::to_string(t.rank));
+    for (int i = 0; i < t.rank; ++i) {
+      if (t.shape[i] < 0 || (shape[i] >= 0 && shape[i] != t.shape[i]))
+        return Status::error(where + what + " dimension " + std::to_string(i) +
+                             " must be " +
+                             (shape[i] >= 0 ? std::to_string(shape[i])
+                                            : std::string("non-negative")) +
+                             ", found " + std::to_string(t.shape[i]));
+    }
+    if (t.rank > 0 && t.strides[t.rank - 1] != 1)
+      return Status::error(where + what +
+                           ": the last dimension must be contiguous (stride "
+                           "1), found stride " +
+                           std::to_string(t.strides[t.rank - 1]));
+    if (!t.data)
+      return Status::error(where + what + " is a null pointer");
+    return Status();
+  };
+
+  for (size_t i = 0; i < numArgs; ++i) {
+    const ArgumentInfo &info = kernel.args[i];
+    std::string what = "argument '" + info.name + "'";
+    if (info.isTensor != args[i].isTensor)
+      return Status::error(where + what + " must be a " +
+                           (info.isTensor ? "tensor" : "scalar"));
+    if (!info.isTensor)
+      continue;
+    const Tensor &t = args[i].tensor;
+    if (Status s = checkTensor(t, info.dtype, info.shape, what); !s)
+      return s;
+    const char *letters[kMaxRank];
+    int n = lettersOf(info, letters);
+    if (n && n != t.rank)
+      return Status::error(where + what + " has rank " +
+                           std::to_string(t.rank) + " but is used as " +
+                           std::to_string(n) + "-d");
+    for (int chain : info.chains)
+      for (int d = 0; d < n; ++d)
+        if (Status s = bind(letters[d], chain, t.shape[d],
+                            what + " " + describeShape(t));
+            !s)
+          return s;
+  }
+  for (size_t r = 0; r < numResults; ++r) {
+    const ResultInfo &info = kernel.results[r];
+    std::string what = "result " + std::to_string(r);
+    const Tensor &t = results[r];
+    if (Status s = checkTensor(t, info.dtype, info.shape, what); !s)
+      return s;
+    static const char *bsd[] = {"B", "S", "D"};
+    for (int d = 0; d < 3; ++d)
+      if (Status s = bind(bsd[d], info.chain, t.shape[d],
+                          what + " " + describeShape(t));
+          !s)
+        return s;
+    if (info.inPlace >= 0) {
+      const Tensor &a = args[info.inPlace].tensor;
+      if (a.data != t.data || std::memcmp(a.shape, t.shape, sizeof a.shape) ||
+          std::memcmp(a.strides, t.strides, sizeof a.strides))
+        return Status::error(where + what + " is written in place into '" +
+                             kernel.args[info.inPlace].name +
+                             "': pass that tensor as the result");
+      continue;
+    }
+    // A result must not overlap anything else: rows are read and written
+    // by different threads.
+    auto [lo, hi] = extent(t);
+    auto overlaps = [&](const Tensor &o) {
+      auto [olo, ohi] = extent(o);
+      return lo < ohi && olo < hi;
+    };
+    for (size_t i = 0; i < numArgs; ++i)
+      if (args[i].isTensor && overlaps(args[i].tensor))
+        return Status::error(where + what + " overlaps argument '" +
+                             kernel.args[i].name + "'");
+    for (size_t o = 0; o < numResults; ++o)
+      if (o != r && overlaps(results[o]))
+        return Status::error(where + what + " overlaps result " +
+                             std::to_string(o));
+  }
+
+  if (sizes.d < 1)
+    return Status::error(where + "row length D must be at least 1, found " +
+                         std::to_string(sizes.d));
+  if (kernel.rowLength >= 0 && sizes.d != kernel.rowLength)
+    return Status::error(where + "compiled for D = " +
+                         std::to_string(kernel.rowLength) + ", found D = " +
+                         std::to_string(sizes.d));
+  uint64_t totalCtas = 0;
+  int64_t rows[Sizes::kMaxChains];
+  for (int c = 0; c < kernel.numChains; ++c) {
+    if (sizes.b[c] < 0 || sizes.s[c] < 0)
+      return Status::error(where + "chain " + std::to_string(c) +
+                           " has no [B, S, D] tensor to size it");
+    if (sizes.f[c] < 0)
+      sizes.f[c] = 1;
+    if (sizes.f[c] == 0 || sizes.s[c] % sizes.f[c] != 0)
+      return Status::error(where + "S = " + std::to_string(sizes.s[c]) +
+                           " is not divisible by the frame count F = " +
+                           std::to_string(sizes.f[c]));
+    rows[c] = sizes.b[c] * sizes.s[c];
+    totalCtas += (rows[c] + kernel.rowsPerCta - 1) / kernel.rowsPerCta;
+  }
+  if (totalCtas > 0x7fffffffu)
+    return Status::error(where + "too many rows for one launch");
+
+  // Variant.
+  bool vectorized = !kernel.vectorizedFunction.empty() &&
+                    sizes.d % kernel.chunk == 0;
+  for (size_t i = 0; i < numArgs && vectorized; ++i) {
+    const ArgumentInfo &info = kernel.args[i];
+    if (info.role == "data" || info.role == "rope_cache")
+      vectorized = isAligned(args[i].tensor, dtypeBytes(info.dtype));
+  }
+  for (size_t r = 0; r < numResults && vectorized; ++r)
+    vectorized = isAligned(results[r], dtypeBytes(results[r].dtype));
+
+  // Parameters, in the order of the artifact.
+  if (kernel.params.size() > (size_t)kMaxParams)
+    return Status::error(where + "too many parameters");
+  for (size_t p = 0; p < kernel.params.size(); ++p) {
+    const ParamInfo &param = kernel.params[p];
+    uint64_t value = 0;
+    const std::string &k = param.kind;
+    if (k == "arg_ptr") {
+      value = args[param.index].tensor.data;
+    } else if (k == "arg_scalar") {
+      int64_t v = args[param.index].scalar;
+      if (param.type == "i32") {
+        if (v < INT32_MIN || v > INT32_MAX)
+          return Status::error(where + "scalar '" + param.name +
+                               "' does not fit in i32");
+        int32_t v32 = (int32_t)v;
+        std::memcpy(&value, &v32, sizeof v32);
+      } else {
+        std::memcpy(&value, &v, sizeof v);
+      }
+    } else if (k == "result_ptr") {
+      value = results[param.index].data;
+    } else if (k == "chain_rows") {
+      value = rows[param.index];
+    } else if (k == "chain_s") {
+      value = sizes.s[param.index];
+    } else if (k == "chain_f") {
+      value = sizes.f[param.index];
+    } else if (k == "row_length") {
+      value = sizes.d;
+    } else if (k == "arg_stride") {
+      value = args[param.index].tensor.strides[param.dim];
+    } else if (k == "result_stride") {
+      value = results[param.index].strides[param.dim];
+    } else if (k == "cache_rows") {
+      value = args[param.index].tensor.shape[0];
+    } else {
+      return Status::error(where + "unknown parameter kind '" + k + "'");
+    }
+    plan.params[p] = value;
+  }
+  plan.numParams = kernel.params.size();
+  plan.vectorized = vectorized;
+  plan.grid = totalCtas;
+  plan.block = kernel.blockSize;
+  plan.rowLength = sizes.d;
+  return Status();
+}
+
+//===----------------------------------------------------------------------===//
+// Modules
+//===----------------------------------------------------------------------===//
+
+static Status check(CUresult result, const std::string &what) {
+  if (result == 0)
+    return Status();
+  return Status::error(what + " failed: " + describeCudaError(result));
+}
+
+Status Module::load(const Artifact &artifact, std::unique_ptr<Module> &out) {
+  std::string error;
+  const CudaDriver *driver = getCudaDriver(error);
+  if (!driver)
+    return Status::error(error);
+  CUcontext ctx = nullptr;
+  if (Status s = check(driver->cuCtxGetCurrent(&ctx), "cuCtxGetCurrent"); !s)
+    return s;
+  if (!ctx) {
+    CUdevice device;
+    if (Status s = check(driver->cuDeviceGet(&device, 0), "cuDeviceGet"); !s)
+      return s;
+    if (Status s = check(driver->cuDevicePrimaryCtxRetain(&ctx, device),
+                         "cuDevicePrimaryCtxRetain");
+        !s)
+      return s;
+    if (Status s = check(driver->cuCtxSetCurrent(ctx), "cuCtxSetCurrent"); !s)
+      return s;
+  }
+  std::unique_ptr<Module> module(new Module());
+  module->artifact = artifact;
+  module->driver = driver;
+  const std::string &image =
+      artifact.cubin.empty() ? module->artifact.ptx : module->artifact.cubin;
+  if (Status s = check(driver->cuModuleLoadData(&module->module, image.c_str()),
+                       "loading the kernels (cuModuleLoadData)");
+      !s)
+    return s;
+  for (const KernelInfo &info : module->artifact.kernels) {
+    Entry entry{&info, {}, {}};
+    auto resolve = [&](const std::string &name, FunctionInfo &fn) -> Status {
+      if (name.empty())
+        return Status();
+      if (Status s = check(driver->cuModuleGetFunction(&fn.function,
+                                                       module->module,
+                                                       name.c_str()),
+                           "finding function '" + name + "'");
+          !s)
+        return s;
+      driver->cuFuncGetAttribute(&fn.registers, CU_FUNC_ATTRIBUTE_NUM_REGS,
+                                 fn.function);
+      driver->cuFuncGetAttribute(&fn.localBytes,
+                                 CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+                                 fn.function);
+      driver->cuFuncGetAttribute(&fn.sharedBytes,
+                                 CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                 fn.function);
+      driver->cuFuncGetAttribute(&fn.maxThreads,
+                                 CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                 fn.function);
+      if (fn.maxThreads < info.blockSize)
+        return Status::error("function '" + name + "' runs at most " +
+                             std::to_string(fn.maxThreads) +
+                             " threads per block, its schedule needs " +
+                             std::to_string(info.blockSize) + " (" +
+                             std::to_string(fn.registers) + " registers)");
+      return Status();
+    };
+    if (Status s = resolve(info.vectorizedFunction, entry.vectorized); !s)
+      return s;
+    if (Status s = resolve(info.generalFunction, entry.general); !s)
+      return s;
+    module->entries.push_back(entry);
+  }
+  out = std::move(module);
+  return Status();
+}
+
+Module::~Module() {
+  if (module && driver)
+    driver->cuModuleUnload(module);
+}
+
+const FunctionInfo *Module::getFunctionInfo(const std::string &kernel,
+                                            bool vectorized) const {
+  for (const Entry &entry : entries)
+    if (entry.info->name == kernel)
+      return vectorized ? &entry.vectorized : &entry.general;
+  return nullptr;
+}
+
+Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
+                      const Tensor *results, size_t numResults,
+                      CUstream stream, LaunchPlan *planOut) const {
+  const Entry *entry = nullptr;
+  for (const Entry &e : entries)
+    if (e.info->name == kernel)
+      entry = &e;
+  if (!entry)
+    return Status::error(std::string("no kernel '") + kernel +
+                         "' in the artifact");
+  LaunchPlan local;
+  LaunchPlan &plan = planOut ? *planOut : local;
+  if (Status s = planLaunch(*entry->info, args, numArgs, results, numResults,
+                            plan);
+      !s)
+    return s;
+  if (plan.grid == 0)
+    return Status();
+  void *params[kMaxParams];
+  for (int p = 0; p < plan.numParams; ++p)
+    params[p] = &plan.params[p];
+  CUfunction fn = plan.vectorized ? entry->vectorized.function
+                                  : entry->general.function;
+  return check(driver->cuLaunchKernel(fn, plan.grid, 1, 1, plan.block, 1, 1, 0,
+                                      stream, params, nullptr),
+               std::string("launching '") + kernel + "'");
+}
+
+Status nf::rt::getCachedModule(const std::string &path, const Module *&out) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<Module>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(path);
+  if (it != cache.end()) {
+    out = it->second.get();
+    return Status();
+  }
+  Artifact artifact;
+  std::string error;
+  if (!readArtifactFile(path, artifact, error))
+    return Status::error(error);
+  std::unique_ptr<Module> module;
+  if (Status s = Module::load(artifact, module); !s)
+    return s;
+  out = module.get();
+  cache[path] = std::move(module);
+  return Status();
+}

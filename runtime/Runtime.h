@@ -1,0 +1,129 @@
+//===- Runtime.h - loading and launching normfuse kernels -------*- C++ -*-===//
+//
+// Part of normfuse. MLIR-free. A Module holds an artifact loaded into a CUDA
+// context; launch() validates device tensors against the kernel's metadata,
+// picks the vectorized or the general variant and the grid, and launches on
+// the caller's stream. The launch path neither allocates nor synchronizes,
+// so launches can be captured in CUDA graphs. planLaunch() is the
+// validation alone, usable (and tested) without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NF_RUNTIME_RUNTIME_H
+#define NF_RUNTIME_RUNTIME_H
+
+#include "runtime/Artifact.h"
+#include "runtime/CudaDriver.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace nf::rt {
+
+constexpr int kMaxRank = 4;
+constexpr int kMaxParams = 160;
+
+/// A tensor in device memory. Strides are in elements; the last one must be
+/// 1 (rows are contiguous).
+struct Tensor {
+  uint64_t data = 0;
+  DType dtype = DType::F32;
+  int rank = 0;
+  int64_t shape[kMaxRank] = {};
+  int64_t strides[kMaxRank] = {};
+};
+
+/// One kernel argument: a tensor or an integer scalar.
+struct Value {
+  bool isTensor = true;
+  Tensor tensor;
+  int64_t scalar = 0;
+};
+
+class Status {
+public:
+  Status() = default;
+  static Status error(std::string message) {
+    Status s;
+    s.failed = true;
+    s.text = std::move(message);
+    return s;
+  }
+  bool ok() const { return !failed; }
+  explicit operator bool() const { return ok(); }
+  const std::string &message() const { return text; }
+
+private:
+  bool failed = false;
+  std::string text;
+};
+
+/// Everything a launch needs, computed from the metadata and the tensors.
+struct LaunchPlan {
+  bool vectorized = false;
+  unsigned grid = 0; ///< 0: nothing to do (no rows)
+  unsigned block = 0;
+  int64_t rowLength = 0;
+  int numParams = 0;
+  uint64_t params[kMaxParams] = {};
+};
+
+/// Validates a launch of `kernel` and fills `plan`. Checks: argument and
+/// result counts, tensor vs scalar, dtypes, ranks, static sizes, contiguous
+/// rows, the sizes each chain's tensors imply (B, S, D, F agree; S % F == 0),
+/// null pointers, in-place results passed as their argument, results that
+/// overlap other tensors. Chooses the vectorized variant when every row
+/// tensor is 16-byte aligned with strides that keep it so and D is a
+/// multiple of the chunk.
+Status planLaunch(const KernelInfo &kernel, const Value *args, size_t numArgs,
+                  const Tensor *results, size_t numResults, LaunchPlan &plan);
+
+/// Per-function resource use, read after loading.
+struct FunctionInfo {
+  CUfunction function = nullptr;
+  int registers = 0;
+  int localBytes = 0;
+  int sharedBytes = 0;
+  int maxThreads = 0;
+};
+
+class Module {
+public:
+  /// Loads `artifact` (PTX through the driver's JIT, or the cubin when it
+  /// has one) into the current context, or the primary context of device 0
+  /// when none is current. Checks every function's register, local memory
+  /// and thread limits against the kernel's block.
+  static Status load(const Artifact &artifact, std::unique_ptr<Module> &out);
+  ~Module();
+
+  const Artifact &getArtifact() const { return artifact; }
+  /// Resource use of the variant of `kernel`; null if unknown.
+  const FunctionInfo *getFunctionInfo(const std::string &kernel,
+                                      bool vectorized) const;
+
+  /// Validates and launches on `stream`. No allocation, no synchronization
+  /// on success.
+  Status launch(const char *kernel, const Value *args, size_t numArgs,
+                const Tensor *results, size_t numResults, CUstream stream,
+                LaunchPlan *planOut = nullptr) const;
+
+private:
+  Module() = default;
+  Artifact artifact;
+  CUmodule module = nullptr;
+  const CudaDriver *driver = nullptr;
+  struct Entry {
+    const KernelInfo *info;
+    FunctionInfo vectorized, general;
+  };
+  std::vector<Entry> entries;
+};
+
+/// A process-wide cache of modules by artifact path, safe to use from
+/// several threads. The module stays loaded until the process exits.
+Status getCachedModule(const std::string &artifactPath, const Module *&out);
+
+} // namespace nf::rt
+
+#endif // NF_RUNTIME_RUNTIME_H

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Builds, on the CPU machine, everything the GPU correctness suite needs:
+# artifacts (cubin for the target SM) compiled with D dynamic and with D
+# fixed, and reference inputs/outputs from nf-interp for each case. The GPU
+# machine has no MLIR; tools/gpu-check.sh runs these there.
+#
+#   tools/make-gpu-cases.sh [BUILD_BIN] [SM]     -> gpu-cases/
+#
+# The device tool carries at most 64 MiB, so large-D cases use few rows.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-build/bin}
+sm=${2:-sm_90}
+out=gpu-cases
+rm -rf "$out"; mkdir -p "$out/art" "$out/cases"
+list="$out/cases.txt"; : > "$list"
+
+# Activation dtype variants of an example: f16 and f32 copies of a bf16 file.
+variant() { # example dtype -> path
+  local src=$1 dt=$2 name; name=$(basename "$src" .mlir)
+  if [ "$dt" = bf16 ]; then echo "$src"; return; fi
+  sed "s/bf16/$dt/g" "$src" > "$out/art/${name}_$dt.mlir"
+  echo "$out/art/${name}_$dt.mlir"
+}
+
+compile() { # file tag [--dim D=n] -> artifact path
+  local f=$1 tag=$2; shift 2
+  local a="$out/art/$tag.nfa"
+  [ -f "$a" ] || "$bin/nf-compile" "$f" --sm "$sm" --cubin "$@" -o "$a"
+  echo "$a"
+}
+
+case_() { # file tag artifact dims flags...
+  local f=$1 tag=$2 art=$3 dims=$4; shift 4
+  local dir="$out/cases/$tag"
+  if [ ! -d "$dir" ]; then
+    "$bin/nf-interp" "$f" --dims "$dims" --seed 7 --write-dir "$dir" > /dev/null
+  fi
+  for flags in "" "--misalign" "--pad 8" "--pad 3" "$@"; do
+    echo "$art $dir $flags" >> "$list"
+  done
+}
+
+rowdims() { # D -> B,S giving few rows for long rows
+  local d=$1
+  if [ "$d" -le 128 ]; then echo "B=3,S=50"
+  elif [ "$d" -le 4096 ]; then echo "B=1,S=3"
+  else echo "B=1,S=1"; fi
+}
+
+# Row-length examples: every dtype at a few sizes, bf16 at every size.
+for ex in examples/scale_residual_*.mlir examples/fused_add_gate_norm.mlir \
+          examples/norm_tanh_mul_add*.mlir examples/select01_*.mlir; do
+  name=$(basename "$ex" .mlir)
+  for dt in bf16 f16 f32; do
+    f=$(variant "$ex" "$dt")
+    dyn=$(compile "$f" "${name}_${dt}_dyn")
+    if [ "$dt" = bf16 ]; then sizes="1 7 64 100 128 1000 1536 2240 3072 3840 4096 5120 8192"
+    else sizes="7 100 3072"; fi
+    case "$name" in scale_residual_layernorm_scale_shift|fused_add_gate_norm)
+      [ "$dt" = bf16 ] && sizes="$sizes 16384 65536";; esac
+    for d in $sizes; do
+      rows=$(rowdims "$d"); extra=""
+      [[ $name == *frames* ]] && extra=",F=3" && rows=$( [ "$d" -le 128 ] && echo "B=3,S=51" || echo "B=1,S=3")
+      fix=$(compile "$f" "${name}_${dt}_D$d" --dim "D=$d")
+      case_ "$f" "${name}_${dt}_D$d" "$fix" "$rows,D=$d$extra" "--graph"
+      echo "$dyn $out/cases/${name}_${dt}_D$d" >> "$list"
+    done
+  done
+done
+# QK-norm + RoPE: head_dim 128 fixed in the files; T tokens x H heads.
+for ex in examples/qk_rmsnorm_rope_*.mlir; do
+  name=$(basename "$ex" .mlir)
+  for dt in bf16 f16; do
+    f=$(variant "$ex" "$dt")
+    art=$(compile "$f" "${name}_$dt")
+    case_ "$f" "${name}_${dt}_T64H24" "$art" "B=64,S=24,P=256"
+    case_ "$f" "${name}_${dt}_T1H3" "$art" "B=1,S=3,P=16"
+  done
+done
+du -sh "$out"; wc -l < "$list"

@@ -1,0 +1,576 @@
+//===- nf-run.cpp - run generated kernels on a GPU ------------------------===//
+//
+// Part of normfuse. MLIR-free (it builds with the runtime on the GPU
+// machine). Two modes:
+//
+//   nf-run ARTIFACT --case DIR [--misalign] [--pad N] [--graph]
+//     Runs the kernel on the inputs nf-interp wrote to DIR and compares
+//     every output with the interpreter's: ||out - ref|| / ||ref|| <= 1e-5
+//     (f32) or 1e-2 (f16, bf16), NaN never passes. Outputs are poisoned
+//     with NaN before the launch and must be fully written; guard bytes
+//     around every buffer, and the gaps of padded rows, must be untouched.
+//     --misalign offsets every base pointer by one element (never 16-byte
+//     aligned); --pad N pads rows by N elements; --graph also replays the
+//     launch from a CUDA graph and requires identical results.
+//
+//   nf-run ARTIFACT --bench --dims B=1,S=32760,D=1536[,F=..,P=..] [--iters N]
+//     Times the kernel (CUDA events, rotating input sets) against a
+//     device-to-device copy measured in the same run, and prints bytes
+//     moved, time, and the fraction of the copy floor.
+//
+// Reference data is computed on the CPU machine (nf-interp needs MLIR) and
+// carried here: the GPU machine has no MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Runtime.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+using namespace nf::rt;
+
+namespace {
+
+int failures = 0;
+
+[[noreturn]] void die(const std::string &message) {
+  std::fprintf(stderr, "nf-run: error: %s\n", message.c_str());
+  std::exit(2);
+}
+
+void checkCuda(const CudaDriver *cu, CUresult r, const char *what) {
+  if (r != 0)
+    die(std::string(what) + ": " + describeCudaError(r));
+}
+
+double toDouble(const unsigned char *p, DType dtype) {
+  switch (dtype) {
+  case DType::F32: {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  case DType::F16: {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    int sign = h >> 15, exp = (h >> 10) & 31, man = h & 1023;
+    double v;
+    if (exp == 0)
+      v = std::ldexp(man, -24);
+    else if (exp == 31)
+      v = man ? NAN : INFINITY;
+    else
+      v = std::ldexp(man + 1024, exp - 25);
+    return sign ? -v : v;
+  }
+  case DType::BF16: {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  case DType::I8:
+    return (int8_t)p[0];
+  case DType::I32: {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  case DType::I64: {
+    int64_t v;
+    std::memcpy(&v, p, 8);
+    return (double)v;
+  }
+  }
+  return 0;
+}
+
+/// A device buffer laid out with guard bytes and optional row padding.
+struct Buffer {
+  CUdeviceptr alloc = 0;
+  size_t allocBytes = 0;
+  Tensor tensor;
+  std::vector<unsigned char> expected; ///< the whole allocation as staged
+};
+
+constexpr size_t kGuard = 256;
+
+Buffer makeBuffer(const CudaDriver *cu, DType dtype, const Shape &shape,
+                  const std::vector<unsigned char> *data, int64_t pad,
+                  bool misalign) {
+  Buffer buf;
+  Tensor &t = buf.tensor;
+  t.dtype = dtype;
+  t.rank = shape.size();
+  int64_t stride = 1;
+  for (int i = t.rank - 1; i >= 0; --i) {
+    t.shape[i] = shape[i];
+    t.strides[i] = stride;
+    int64_t extent = shape[i] + (i == t.rank - 1 && t.rank >= 2 ? pad : 0);
+    stride *= std::max<int64_t>(extent, 1);
+  }
+  int bytes = dtypeBytes(dtype);
+  size_t span = (size_t)stride * bytes;
+  size_t offset = kGuard + (misalign ? bytes : 0);
+  buf.allocBytes = span + offset + kGuard;
+  checkCuda(cu, cu->cuMemAlloc_v2(&buf.alloc, buf.allocBytes), "cuMemAlloc");
+  buf.expected.assign(buf.allocBytes, 0xFF); // NaN in every float type
+  t.data = buf.alloc + offset;
+  if (data) {
+    // Scatter the dense host data into the (padded) layout.
+    int64_t count = 1;
+    for (int64_t s : shape)
+      count *= s;
+    for (int64_t e = 0; e < count; ++e) {
+      int64_t rem = e, off = 0;
+      for (int i = t.rank - 1; i >= 0; --i) {
+        off += (rem % t.shape[i]) * t.strides[i];
+        rem /= t.shape[i];
+      }
+      std::memcpy(&buf.expected[offset + off * bytes], &(*data)[e * bytes],
+                  bytes);
+    }
+  }
+  checkCuda(cu, cu->cuMemcpyHtoD_v2(buf.alloc, buf.expected.data(),
+                                    buf.allocBytes),
+            "cuMemcpyHtoD");
+  return buf;
+}
+
+std::vector<unsigned char> readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    die("cannot read '" + path + "'");
+  return std::vector<unsigned char>((std::istreambuf_iterator<char>(in)),
+                                    std::istreambuf_iterator<char>());
+}
+
+Shape parseShapeText(const std::string &text) {
+  Shape shape;
+  if (text == "scalar")
+    return shape;
+  std::stringstream ss(text);
+  for (std::string d; std::getline(ss, d, 'x');)
+    shape.push_back(std::stoll(d));
+  return shape;
+}
+
+struct ManifestEntry {
+  std::string kernel, direction, name, dtype, shape, file;
+};
+
+std::vector<ManifestEntry> readManifest(const std::string &dir) {
+  std::ifstream in(dir + "/manifest.txt");
+  if (!in)
+    die("no manifest.txt in '" + dir + "'");
+  std::vector<ManifestEntry> entries;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    std::istringstream ss(line);
+    ManifestEntry e;
+    if (ss >> e.kernel >> e.direction >> e.name >> e.dtype >> e.shape >> e.file)
+      entries.push_back(e);
+  }
+  return entries;
+}
+
+/// Compares one output with the reference and checks its guards/padding.
+void checkOutput(const CudaDriver *cu, const std::string &label, Buffer &buf,
+                 const std::vector<unsigned char> &ref) {
+  std::vector<unsigned char> got(buf.allocBytes);
+  checkCuda(cu, cu->cuMemcpyDtoH_v2(got.data(), buf.alloc, buf.allocBytes),
+            "cuMemcpyDtoH");
+  const Tensor &t = buf.tensor;
+  int bytes = dtypeBytes(t.dtype);
+  size_t base = t.data - buf.alloc;
+  int64_t count = 1;
+  for (int i = 0; i < t.rank; ++i)
+    count *= t.shape[i];
+  double diff = 0, norm = 0;
+  int64_t unwritten = 0;
+  std::vector<char> isElement(buf.allocBytes, 0);
+  for (int64_t e = 0; e < count; ++e) {
+    int64_t rem = e, off = 0;
+    for (int i = t.rank - 1; i >= 0; --i) {
+      off += (rem % t.shape[i]) * t.strides[i];
+      rem /= t.shape[i];
+    }
+    size_t at = base + off * bytes;
+    std::memset(&isElement[at], 1, bytes);
+    double g = toDouble(&got[at], t.dtype);
+    double r = toDouble(&ref[e * bytes], t.dtype);
+    if (std::isnan(g) && !std::isnan(r))
+      ++unwritten;
+    diff += (g - r) * (g - r);
+    norm += r * r;
+  }
+  int64_t stray = 0;
+  for (size_t i = 0; i < buf.allocBytes; ++i)
+    if (!isElement[i] && got[i] != buf.expected[i])
+      ++stray;
+  double err = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+  double tol = t.dtype == DType::F32 ? 1e-5 : 1e-2;
+  bool ok = !std::isnan(err) && err <= tol && unwritten == 0 && stray == 0;
+  if (!ok)
+    ++failures;
+  std::printf("%s %s %s err=%.3e tol=%.0e unwritten=%lld stray_bytes=%lld\n",
+              ok ? "PASS" : "FAIL", label.c_str(), dtypeName(t.dtype), err,
+              tol, (long long)unwritten, (long long)stray);
+}
+
+std::map<std::string, std::string> parseDims(const std::string &text) {
+  std::map<std::string, std::string> dims;
+  std::stringstream ss(text);
+  for (std::string kv; std::getline(ss, kv, ',');) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos)
+      die("bad --dims entry '" + kv + "'");
+    dims[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return dims;
+}
+
+/// Shapes of every argument and result from symbolic sizes (bench mode).
+void shapesFromDims(const KernelInfo &k, std::map<std::string, std::string> dims,
+                    std::vector<Shape> &argShapes,
+                    std::vector<Shape> &resultShapes) {
+  auto size = [&](const std::string &letter) -> int64_t {
+    if (letter == "1")
+      return 1;
+    auto it = dims.find(letter);
+    if (it == dims.end())
+      die("--dims needs " + letter);
+    return std::stoll(it->second);
+  };
+  static const std::map<std::string, std::vector<std::string>> letters = {
+      {"One", {"1"}},           {"D", {"D"}},
+      {"BD", {"B", "D"}},       {"B1D", {"B", "1", "D"}},
+      {"BSD", {"B", "S", "D"}}, {"BF1D", {"B", "F", "1", "D"}}};
+  for (const ArgumentInfo &a : k.args) {
+    Shape s;
+    std::vector<std::string> l;
+    if (a.role == "data")
+      l = letters.at(a.bcast);
+    else if (a.role == "select_index")
+      l = {"B", "S"};
+    else if (a.role == "rope_positions")
+      l = {"B"};
+    else if (a.role == "rope_cache")
+      l = {"P", "R"};
+    for (size_t i = 0; i < a.shape.size(); ++i)
+      s.push_back(a.shape[i] >= 0 ? a.shape[i] : size(l.at(i)));
+    argShapes.push_back(s);
+  }
+  for (const ResultInfo &r : k.results)
+    resultShapes.push_back({size("B"), size("S"), size("D")});
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string artifactPath, caseDir, dimsText, kernelName;
+  bool misalign = false, graph = false, bench = false;
+  int64_t pad = 0;
+  int iters = 50;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc)
+        die("missing value after " + a);
+      return argv[++i];
+    };
+    if (a == "--case")
+      caseDir = value();
+    else if (a == "--misalign")
+      misalign = true;
+    else if (a == "--pad")
+      pad = std::stoll(value());
+    else if (a == "--graph")
+      graph = true;
+    else if (a == "--bench")
+      bench = true;
+    else if (a == "--dims")
+      dimsText = value();
+    else if (a == "--iters")
+      iters = std::stoi(value());
+    else if (a == "--kernel")
+      kernelName = value();
+    else if (a == "--help" || a == "-h") {
+      std::printf("usage: nf-run ARTIFACT --case DIR [--misalign] [--pad N] "
+                  "[--graph]\n       nf-run ARTIFACT --bench --dims "
+                  "B=..,S=..,D=..[,F=..,P=..] [--iters N] [--kernel K]\n");
+      return 0;
+    } else if (artifactPath.empty())
+      artifactPath = a;
+    else
+      die("unexpected argument '" + a + "'");
+  }
+  if (artifactPath.empty() || (caseDir.empty() && !bench))
+    die("usage: nf-run ARTIFACT (--case DIR | --bench --dims ...)");
+
+  Artifact artifact;
+  std::string error;
+  if (!readArtifactFile(artifactPath, artifact, error))
+    die(error);
+  std::unique_ptr<Module> module;
+  if (Status s = Module::load(artifact, module); !s)
+    die(s.message());
+  const CudaDriver *cu = getCudaDriver(error);
+
+  if (bench) {
+    const KernelInfo &k =
+        kernelName.empty() ? artifact.kernels.at(0)
+                           : *artifact.findKernel(kernelName);
+    std::vector<Shape> argShapes, resultShapes;
+    shapesFromDims(k, parseDims(dimsText), argShapes, resultShapes);
+    // Enough input sets to rotate through more than the L2 cache.
+    size_t setBytes = 0;
+    for (size_t i = 0; i < k.args.size(); ++i) {
+      size_t n = dtypeBytes(k.args[i].dtype);
+      for (int64_t s : argShapes[i])
+        n *= s;
+      setBytes += k.args[i].isTensor ? n : 0;
+    }
+    for (size_t r = 0; r < k.results.size(); ++r)
+      if (k.results[r].inPlace < 0)
+        setBytes += 2 * resultShapes[r][0] * resultShapes[r][1] *
+                    resultShapes[r][2] * dtypeBytes(k.results[r].dtype) / 2;
+    int sets = std::max<int>(2, std::min<int>(8, (256 << 20) / std::max<size_t>(setBytes, 1) + 1));
+    std::vector<std::vector<Value>> argSets(sets);
+    std::vector<std::vector<Tensor>> resultSets(sets);
+    std::vector<CUdeviceptr> allocations;
+    for (int s = 0; s < sets; ++s) {
+      for (size_t i = 0; i < k.args.size(); ++i) {
+        Value v;
+        v.isTensor = k.args[i].isTensor;
+        if (v.isTensor) {
+          Buffer b = makeBuffer(cu, k.args[i].dtype, argShapes[i], nullptr, 0,
+                                false);
+          // Finite data for floats (0x3C3C...), zero for integers.
+          bool isInt = k.args[i].dtype == DType::I8 ||
+                       k.args[i].dtype == DType::I32 ||
+                       k.args[i].dtype == DType::I64;
+          cu->cuMemsetD8_v2(b.alloc, isInt ? 0 : 0x3C, b.allocBytes);
+          allocations.push_back(b.alloc);
+          v.tensor = b.tensor;
+        }
+        argSets[s].push_back(v);
+      }
+      for (size_t r = 0; r < k.results.size(); ++r) {
+        if (k.results[r].inPlace >= 0) {
+          resultSets[s].push_back(argSets[s][k.results[r].inPlace].tensor);
+          continue;
+        }
+        Buffer b = makeBuffer(cu, k.results[r].dtype, resultShapes[r], nullptr,
+                              0, false);
+        allocations.push_back(b.alloc);
+        resultSets[s].push_back(b.tensor);
+      }
+    }
+    // Bytes that must move: every tensor read once, every result written
+    // once (an in-place result is read and written).
+    double bytes = 0;
+    for (size_t i = 0; i < k.args.size(); ++i) {
+      if (!k.args[i].isTensor)
+        continue;
+      double n = dtypeBytes(k.args[i].dtype);
+      for (int64_t s : argShapes[i])
+        n *= s;
+      bytes += n;
+    }
+    for (size_t r = 0; r < k.results.size(); ++r)
+      bytes += (double)resultShapes[r][0] * resultShapes[r][1] *
+               resultShapes[r][2] * dtypeBytes(k.results[r].dtype);
+    CUstream stream;
+    checkCuda(cu, cu->cuStreamCreate(&stream, 0), "cuStreamCreate");
+    CUevent start, stop;
+    cu->cuEventCreate(&start, 0);
+    cu->cuEventCreate(&stop, 0);
+    LaunchPlan plan;
+    for (int s = 0; s < sets; ++s) // warm up
+      if (Status st = module->launch(k.name.c_str(), argSets[s].data(),
+                                     argSets[s].size(), resultSets[s].data(),
+                                     resultSets[s].size(), stream, &plan);
+          !st)
+        die(st.message());
+    cu->cuEventRecord(start, stream);
+    for (int it = 0; it < iters; ++it) {
+      int s = it % sets;
+      module->launch(k.name.c_str(), argSets[s].data(), argSets[s].size(),
+                     resultSets[s].data(), resultSets[s].size(), stream);
+    }
+    cu->cuEventRecord(stop, stream);
+    checkCuda(cu, cu->cuEventSynchronize(stop), "kernel timing");
+    float kernelMs;
+    cu->cuEventElapsedTime(&kernelMs, start, stop);
+    double kernelUs = kernelMs * 1000.0 / iters;
+    // The copy floor: a device-to-device copy of the same number of bytes
+    // (half read, half written), rotating buffers the same way.
+    size_t half = (size_t)(bytes / 2);
+    std::vector<CUdeviceptr> src(sets), dst(sets);
+    for (int s = 0; s < sets; ++s) {
+      checkCuda(cu, cu->cuMemAlloc_v2(&src[s], half), "cuMemAlloc");
+      checkCuda(cu, cu->cuMemAlloc_v2(&dst[s], half), "cuMemAlloc");
+      cu->cuMemcpyDtoDAsync_v2(dst[s], src[s], half, stream);
+    }
+    cu->cuEventRecord(start, stream);
+    for (int it = 0; it < iters; ++it)
+      cu->cuMemcpyDtoDAsync_v2(dst[it % sets], src[it % sets], half, stream);
+    cu->cuEventRecord(stop, stream);
+    checkCuda(cu, cu->cuEventSynchronize(stop), "copy timing");
+    float copyMs;
+    cu->cuEventElapsedTime(&copyMs, start, stop);
+    double copyUs = copyMs * 1000.0 / iters;
+    std::printf("BENCH %s dims=%s variant=%s bytes=%.0f kernel_us=%.2f "
+                "copy_us=%.2f copy_TBps=%.3f floor_pct=%.1f\n",
+                k.name.c_str(), dimsText.c_str(),
+                plan.vectorized ? "vectorized" : "general", bytes, kernelUs,
+                copyUs, bytes / copyUs / 1e6, 100.0 * copyUs / kernelUs);
+    return 0;
+  }
+
+  // Correctness mode.
+  std::vector<ManifestEntry> manifest = readManifest(caseDir);
+  if (manifest.empty())
+    die("empty manifest in '" + caseDir + "'");
+  std::string kname = manifest[0].kernel;
+  const KernelInfo *k = artifact.findKernel(kname);
+  if (!k)
+    die("artifact has no kernel '" + kname + "'");
+  std::map<std::string, const ManifestEntry *> inputs;
+  std::vector<const ManifestEntry *> outputs(k->results.size(), nullptr);
+  for (const ManifestEntry &e : manifest) {
+    if (e.kernel != kname)
+      continue;
+    if (e.direction == "input")
+      inputs[e.name] = &e;
+    else {
+      size_t r = std::stoul(e.name);
+      if (r < outputs.size())
+        outputs[r] = &e;
+    }
+  }
+  std::vector<Buffer> argBuffers(k->args.size());
+  std::vector<Value> args(k->args.size());
+  for (size_t i = 0; i < k->args.size(); ++i) {
+    const ArgumentInfo &info = k->args[i];
+    auto it = inputs.find(info.name);
+    if (it == inputs.end())
+      die("case has no input '" + info.name + "'");
+    std::vector<unsigned char> data = readFile(caseDir + "/" + it->second->file);
+    args[i].isTensor = info.isTensor;
+    if (!info.isTensor) {
+      args[i].scalar = (int64_t)toDouble(data.data(), info.dtype);
+      continue;
+    }
+    argBuffers[i] = makeBuffer(cu, info.dtype, parseShapeText(it->second->shape),
+                               &data, pad, misalign);
+    args[i].tensor = argBuffers[i].tensor;
+  }
+  std::vector<Buffer> resultBuffers(k->results.size());
+  std::vector<Tensor> results(k->results.size());
+  for (size_t r = 0; r < k->results.size(); ++r) {
+    if (!outputs[r])
+      die("case has no output " + std::to_string(r));
+    if (k->results[r].inPlace >= 0) {
+      results[r] = args[k->results[r].inPlace].tensor;
+      continue;
+    }
+    resultBuffers[r] = makeBuffer(cu, k->results[r].dtype,
+                                  parseShapeText(outputs[r]->shape), nullptr,
+                                  pad, misalign);
+    results[r] = resultBuffers[r].tensor;
+  }
+  LaunchPlan plan;
+  if (Status s = module->launch(kname.c_str(), args.data(), args.size(),
+                                results.data(), results.size(), nullptr, &plan);
+      !s)
+    die(s.message());
+  checkCuda(cu, cu->cuCtxSynchronize(), "kernel execution");
+  std::string label = kname + " case=" + caseDir +
+                      " variant=" + (plan.vectorized ? "vectorized" : "general") +
+                      (misalign ? " misaligned" : "") +
+                      (pad ? " pad=" + std::to_string(pad) : "");
+  for (size_t r = 0; r < k->results.size(); ++r) {
+    std::vector<unsigned char> ref = readFile(caseDir + "/" + outputs[r]->file);
+    Buffer &buf = k->results[r].inPlace >= 0
+                      ? argBuffers[k->results[r].inPlace]
+                      : resultBuffers[r];
+    checkOutput(cu, label + " out" + std::to_string(r), buf, ref);
+  }
+  // Inputs not written in place must be unchanged, byte for byte.
+  for (size_t i = 0; i < k->args.size(); ++i) {
+    if (!k->args[i].isTensor)
+      continue;
+    bool written = false;
+    for (const ResultInfo &r : k->results)
+      written |= r.inPlace == (int)i;
+    if (written)
+      continue;
+    std::vector<unsigned char> got(argBuffers[i].allocBytes);
+    cu->cuMemcpyDtoH_v2(got.data(), argBuffers[i].alloc, got.size());
+    if (got != argBuffers[i].expected) {
+      ++failures;
+      std::printf("FAIL %s input '%s' was modified\n", label.c_str(),
+                  k->args[i].name.c_str());
+    }
+  }
+  if (graph) {
+    bool inPlace = false;
+    for (const ResultInfo &r : k->results)
+      inPlace |= r.inPlace >= 0;
+    if (!inPlace) {
+      // Capture two launches, replay, and require the same bytes.
+      std::vector<std::vector<unsigned char>> before;
+      for (Buffer &b : resultBuffers) {
+        before.emplace_back(b.allocBytes);
+        cu->cuMemcpyDtoH_v2(before.back().data(), b.alloc, b.allocBytes);
+      }
+      // Poison the outputs again so the replay has to write them.
+      for (Buffer &b : resultBuffers)
+        cu->cuMemcpyHtoD_v2(b.alloc, b.expected.data(), b.allocBytes);
+      CUstream stream;
+      checkCuda(cu, cu->cuStreamCreate(&stream, 0), "cuStreamCreate");
+      checkCuda(cu, cu->cuStreamBeginCapture_v2(stream, 0), "begin capture");
+      for (int rep = 0; rep < 2; ++rep)
+        if (Status s = module->launch(kname.c_str(), args.data(), args.size(),
+                                      results.data(), results.size(), stream);
+            !s)
+          die("launch during capture: " + s.message());
+      void *g = nullptr, *exec = nullptr;
+      checkCuda(cu, cu->cuStreamEndCapture(stream, &g), "end capture");
+      checkCuda(cu, cu->cuGraphInstantiateWithFlags(&exec, g, 0),
+                "graph instantiate");
+      checkCuda(cu, cu->cuGraphLaunch(exec, stream), "graph launch");
+      checkCuda(cu, cu->cuStreamSynchronize(stream), "graph replay");
+      bool same = true;
+      for (size_t r = 0; r < resultBuffers.size(); ++r) {
+        std::vector<unsigned char> after(resultBuffers[r].allocBytes);
+        cu->cuMemcpyDtoH_v2(after.data(), resultBuffers[r].alloc, after.size());
+        same &= after == before[r];
+      }
+      if (!same)
+        ++failures;
+      std::printf("%s %s graph replay identical\n", same ? "PASS" : "FAIL",
+                  label.c_str());
+      cu->cuGraphExecDestroy(exec);
+      cu->cuGraphDestroy(g);
+      cu->cuStreamDestroy_v2(stream);
+    }
+  }
+  for (Buffer &b : argBuffers)
+    if (b.alloc)
+      cu->cuMemFree_v2(b.alloc);
+  for (Buffer &b : resultBuffers)
+    if (b.alloc)
+      cu->cuMemFree_v2(b.alloc);
+  return failures ? 1 : 0;
+}
