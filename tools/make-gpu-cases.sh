@@ -56,7 +56,7 @@ for ex in examples/scale_residual_*.mlir examples/fused_add_gate_norm.mlir \
     f=$(variant "$ex" "$dt")
     dyn=$(compile "$f" "${name}_${dt}_dyn")
     if [ "$dt" = bf16 ]; then sizes="1 7 64 100 128 1000 1536 2240 3072 3840 4096 5120 8192"
-    else sizes="7 100 3072"; fi
+    else sizes="7 100 1536 3072"; fi
     case "$name" in scale_residual_layernorm_scale_shift|fused_add_gate_norm)
       [ "$dt" = bf16 ] && sizes="$sizes 16384 65536";; esac
     for d in $sizes; do
