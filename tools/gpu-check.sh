@@ -41,7 +41,7 @@ if command -v compute-sanitizer > /dev/null; then
            "fused_add_gate_norm_bf16_dyn.nfa fused_add_gate_norm_bf16_D100" \
            "scale_residual_layernorm_scale_shift_bf16_D1536.nfa scale_residual_layernorm_scale_shift_bf16_D1536" \
            "select01_residual_layernorm_modulate_bf16_D2240.nfa select01_residual_layernorm_modulate_bf16_D2240" \
-           "qk_rmsnorm_rope_neox_partial_bf16.nfa qk_rmsnorm_rope_neox_partial_bf16_T64H24"; do
+           "qk_rmsnorm_rope_neox_partial_bf16.nfa qk_rmsnorm_rope_neox_partial_bf16_T16H24"; do
     set -- $c
     for tool in memcheck racecheck; do
       for flags in "" "--misalign"; do

@@ -74,7 +74,7 @@ for ex in examples/qk_rmsnorm_rope_*.mlir; do
   for dt in bf16 f16; do
     f=$(variant "$ex" "$dt")
     art=$(compile "$f" "${name}_$dt")
-    case_ "$f" "${name}_${dt}_T64H24" "$art" "B=64,S=24,P=256"
+    case_ "$f" "${name}_${dt}_T16H24" "$art" "B=16,S=24,P=256"
     case_ "$f" "${name}_${dt}_T1H3" "$art" "B=1,S=3,P=16"
   done
 done
