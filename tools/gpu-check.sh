@@ -26,8 +26,11 @@ check_one() {
   [ $rc -eq 0 ] || printf 'FAILED-RUN: %s\n' "$*"
 }
 export -f check_one
-awk '{ a=$1; d=$2; $1=""; $2=""; print a " --case " d $0 }' gpu-cases/cases.txt \
-  | xargs -P 8 -L 1 bash -c 'check_one "$@"' _ > "$out/correctness.log"
+# One case per line; -d '\n' keeps lines whole (trailing blanks would
+# otherwise join lines).
+awk '{ f=""; for (i = 3; i <= NF; i++) f = f " " $i; print $1 " --case " $2 f }' \
+  gpu-cases/cases.txt \
+  | xargs -d '\n' -P 8 -I{} bash -c 'check_one {}' > "$out/correctness.log"
 runs=$(wc -l < gpu-cases/cases.txt)
 failed_runs=$(grep -c '^FAILED-RUN' "$out/correctness.log")
 echo "correctness runs: $runs, failed: $failed_runs" | tee -a "$out/summary.txt"
@@ -67,3 +70,14 @@ bench qk_rmsnorm_rope_neox_bf16.nfa B=4096,S=32,P=4096
 bench select01_layernorm_modulate_bf16_D3072.nfa B=2,S=2048,D=3072
 bench scale_residual_layernorm_scale_shift_bf16_dyn.nfa B=1,S=32760,D=1536
 cat "$out/summary.txt"
+
+# 4. Schedule variants (forced threads per row / rows per CTA), if present.
+for a in gpu-cases/art/tune_*.nfa; do
+  [ -f "$a" ] || continue
+  case "$a" in
+    *srnss*) d=B=2,S=2048,D=3072 ;;
+    *ntman*) d=B=1,S=4096,D=3840 ;;
+    *sel*) d=B=2,S=2048,D=3072 ;;
+  esac
+  echo "$(basename "$a"): $("$run" "$a" --bench --dims "$d" --iters 200 2>&1)" | tee -a "$out/bench.log"
+done

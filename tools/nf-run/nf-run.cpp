@@ -269,8 +269,13 @@ void shapesFromDims(const KernelInfo &k, std::map<std::string, std::string> dims
       s.push_back(a.shape[i] >= 0 ? a.shape[i] : size(l.at(i)));
     argShapes.push_back(s);
   }
-  for (const ResultInfo &r : k.results)
-    resultShapes.push_back({size("B"), size("S"), size("D")});
+  static const char *bsd[] = {"B", "S", "D"};
+  for (const ResultInfo &r : k.results) {
+    Shape s;
+    for (int i = 0; i < 3; ++i)
+      s.push_back(r.shape[i] >= 0 ? r.shape[i] : size(bsd[i]));
+    resultShapes.push_back(s);
+  }
 }
 
 } // namespace
