@@ -784,8 +784,25 @@ Value KernelLowering::evaluateRope(RopeOp rope, Chunk &chunk) {
     Type f32 = b.getF32Type();
     if (neox) {
       Value first = lt(e0, halfC);
-      Chunk partner = makeShiftedChunk(chunk, partnerOf);
-      xp = toF32(evaluate(rope.getInput(), partner));
+      // Chunk c pairs with chunk c ^ m (m = half / chunk). When m is a
+      // power of two below the row's lanes in a warp, the partner chunk is
+      // in lane `lane ^ m` at the same unrolled slot: exchange it with
+      // shuffles instead of recomputing it from memory.
+      int64_t m = half / C;
+      bool viaShuffle = sched.isRegisterResident() && llvm::isPowerOf2_64(m) &&
+                        m < std::min<int64_t>(sched.threadsPerRow, 32);
+      if (viaShuffle) {
+        Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
+        Value offset = arith::ConstantIntOp::create(b, loc, m, 32);
+        xp = mapScalars(x, [&](Value e) -> Value {
+          return gpu::ShuffleOp::create(b, loc, e, offset, width,
+                                        gpu::ShuffleMode::XOR)
+              .getShuffleResult();
+        });
+      } else {
+        Chunk partner = makeShiftedChunk(chunk, partnerOf);
+        xp = toF32(evaluate(rope.getInput(), partner));
+      }
       Value col = select(lt(e0, rotaryC), select(first, e0, sub(e0, halfC)),
                          i64c(0));
       unsigned align = std::min<int64_t>(16, 4 * C);

@@ -87,7 +87,7 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
     Option<"threadsPerRow", "threads-per-row", "int64_t", /*default=*/"0",
            "force the threads per row (a power of two; 0: choose)">,
     Option<"rowsPerCta", "rows-per-cta", "int64_t", /*default=*/"0",
-           "force the rows per CTA (0: fill 256 threads)">,
+           "force the rows per CTA (0: fill 128 threads)">,
     Option<"maxChunks", "max-chunks", "int64_t", /*default=*/"4",
            "most 16-byte chunks of a row a thread keeps in registers">,
     Option<"forceStreaming", "streaming", "bool", /*default=*/"false",
