@@ -6,6 +6,8 @@
 
 #include "runtime/Artifact.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 
@@ -86,6 +88,67 @@ static bool parseInt(const std::string &text, int64_t &value) {
   }
 }
 
+/// An int field: a number that fits in 32 bits.
+static bool parseInt(const std::string &text, int &value) {
+  int64_t wide;
+  if (!parseInt(text, wide) || wide < INT32_MIN || wide > INT32_MAX)
+    return false;
+  value = (int)wide;
+  return true;
+}
+
+/// What the launch code relies on: a schedule it can divide by, and every
+/// index (chain, argument, result, dimension) in range. Empty if sound.
+static std::string checkKernel(const KernelInfo &k) {
+  if (k.threadsPerRow <= 0 || k.rowsPerCta <= 0 || k.chunk <= 0 ||
+      k.chunksPerThread < 0)
+    return "malformed schedule";
+  if (k.numChains < 0)
+    return "malformed chains";
+  for (const ArgumentInfo &arg : k.args)
+    for (int chain : arg.chains)
+      if (chain >= k.numChains)
+        return "argument '" + arg.name + "' names chain " +
+               std::to_string(chain) + " of " + std::to_string(k.numChains);
+  for (size_t r = 0; r < k.results.size(); ++r) {
+    const ResultInfo &result = k.results[r];
+    if (result.chain < 0 || result.chain >= k.numChains)
+      return "result " + std::to_string(r) + " names chain " +
+             std::to_string(result.chain) + " of " +
+             std::to_string(k.numChains);
+    if (result.shape.size() != 3)
+      return "result " + std::to_string(r) + " is not [B, S, D]";
+    if (result.inPlace >= (int)k.args.size() ||
+        (result.inPlace >= 0 && !k.args[result.inPlace].isTensor))
+      return "result " + std::to_string(r) + " is in place into argument " +
+             std::to_string(result.inPlace) + ", not a tensor argument";
+  }
+  for (const ParamInfo &p : k.params) {
+    bool ok;
+    if (p.kind == "arg_ptr")
+      ok = p.index < (int)k.args.size() && k.args[p.index].isTensor;
+    else if (p.kind == "arg_stride" || p.kind == "cache_rows")
+      ok = p.index < (int)k.args.size() && k.args[p.index].isTensor &&
+           p.dim < (int)k.args[p.index].shape.size();
+    else if (p.kind == "arg_scalar")
+      ok = p.index < (int)k.args.size() && !k.args[p.index].isTensor;
+    else if (p.kind == "result_ptr" || p.kind == "result_stride")
+      ok = p.index < (int)k.results.size() && p.dim < 3;
+    else if (p.kind == "chain_rows" || p.kind == "chain_s" ||
+             p.kind == "chain_f")
+      ok = p.index < k.numChains;
+    else if (p.kind == "row_length")
+      ok = true;
+    else
+      return "unknown parameter kind '" + p.kind + "'";
+    if (!ok || p.index < 0 || p.dim < 0)
+      return "parameter '" + p.name + "' (" + p.kind + " " +
+             std::to_string(p.index) + " " + std::to_string(p.dim) +
+             ") is out of range";
+  }
+  return "";
+}
+
 bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
                            std::string &error) {
   artifact = Artifact();
@@ -109,10 +172,15 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
   auto readBlob = [&](const std::string &sizeText, std::string &blob) {
     int64_t size;
     if (!parseInt(sizeText, size) || size < 0 ||
-        pos + (size_t)size > text.size())
+        (size_t)size > text.size() - std::min(pos, text.size()))
+      return false;
+    // The blob ends with the newline the writer adds (or the file).
+    if (pos + size < text.size() && text[pos + size] != '\n')
       return false;
     blob = text.substr(pos, size);
     pos += size + 1;
+    // Keep counting the lines of the file: the blob's own and its newline.
+    lineNo += std::count(blob.begin(), blob.end(), '\n') + 1;
     return true;
   };
 
@@ -137,83 +205,83 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
       kernel->name = w[1];
     } else if (key == "ptx" && need(2)) {
       if (!readBlob(w[1], artifact.ptx))
-        return fail("truncated PTX");
+        return fail("truncated PTX (or a size that does not match it)");
     } else if (key == "cubin" && need(2)) {
       if (!readBlob(w[1], artifact.cubin))
-        return fail("truncated cubin");
+        return fail("truncated cubin (or a size that does not match it)");
     } else if (!kernel) {
       return fail("'" + key + "' outside a kernel");
     } else if (key == "schedule" && need(10)) {
-      int64_t t, r, c, n;
-      if (!parseInt(w[3], t) || !parseInt(w[5], r) || !parseInt(w[7], c) ||
-          !parseInt(w[9], n))
+      if (!parseInt(w[3], kernel->threadsPerRow) ||
+          !parseInt(w[5], kernel->rowsPerCta) ||
+          !parseInt(w[7], kernel->chunk) ||
+          !parseInt(w[9], kernel->chunksPerThread))
         return fail("malformed schedule");
       kernel->schedule = w[1];
-      kernel->threadsPerRow = t;
-      kernel->rowsPerCta = r;
-      kernel->chunk = c;
-      kernel->chunksPerThread = n;
     } else if (key == "block" && need(4)) {
-      int64_t b, s;
-      if (!parseInt(w[1], b) || !parseInt(w[3], s))
+      if (!parseInt(w[1], kernel->blockSize) ||
+          !parseInt(w[3], kernel->sharedBytes))
         return fail("malformed block");
-      kernel->blockSize = b;
-      kernel->sharedBytes = s;
     } else if (key == "row_length" && need(2)) {
       if (w[1] == "?")
         kernel->rowLength = -1;
       else if (!parseInt(w[1], kernel->rowLength))
         return fail("malformed row_length");
     } else if (key == "function" && need(3)) {
+      if (w[1] != "vectorized" && w[1] != "general")
+        return fail("unknown function variant '" + w[1] + "'");
       (w[1] == "vectorized" ? kernel->vectorizedFunction
                             : kernel->generalFunction) = w[2];
     } else if (key == "chains" && need(2)) {
-      int64_t n;
-      if (!parseInt(w[1], n))
+      if (!parseInt(w[1], kernel->numChains))
         return fail("malformed chains");
-      kernel->numChains = n;
     } else if (key == "arg" && need(9)) {
       ArgumentInfo arg;
       arg.name = w[2];
       arg.isTensor = w[3] == "tensor";
-      if (!parseDType(w[4], arg.dtype) || !parseShape(w[5], arg.shape))
+      if ((w[3] != "tensor" && w[3] != "scalar") ||
+          !parseDType(w[4], arg.dtype) || !parseShape(w[5], arg.shape))
         return fail("malformed argument");
       arg.role = w[6];
       arg.bcast = w[7];
       if (w[8] != "-") {
         std::stringstream ss(w[8]);
-        for (std::string c; std::getline(ss, c, ',');)
-          arg.chains.push_back(std::atoi(c.c_str()));
+        for (std::string c; std::getline(ss, c, ',');) {
+          int chain;
+          if (!parseInt(c, chain) || chain < 0)
+            return fail("malformed argument chains '" + w[8] + "'");
+          arg.chains.push_back(chain);
+        }
       }
       kernel->args.push_back(arg);
     } else if (key == "result" && need(8)) {
       ResultInfo result;
-      int64_t chain;
       if (!parseDType(w[2], result.dtype) || !parseShape(w[3], result.shape) ||
-          !parseInt(w[5], chain))
+          !parseInt(w[5], result.chain) ||
+          (w[7] != "-" && !parseInt(w[7], result.inPlace)))
         return fail("malformed result");
-      result.chain = chain;
-      result.inPlace = w[7] == "-" ? -1 : std::atoi(w[7].c_str());
       kernel->results.push_back(result);
     } else if (key == "param" && need(6)) {
       ParamInfo param;
-      int64_t index, dim;
-      if (!parseInt(w[2], index) || !parseInt(w[3], dim))
+      if (!parseInt(w[2], param.index) || !parseInt(w[3], param.dim))
         return fail("malformed param");
       param.kind = w[1];
-      param.index = index;
-      param.dim = dim;
       param.type = w[4];
       param.name = w[5];
       kernel->params.push_back(param);
     } else if (key == "end" && need(1)) {
-      if (kernel->generalFunction.empty() || kernel->blockSize <= 0)
+      if (kernel->schedule.empty() || kernel->generalFunction.empty() ||
+          kernel->blockSize <= 0)
         return fail("kernel '" + kernel->name + "' is incomplete");
+      if (std::string problem = checkKernel(*kernel); !problem.empty())
+        return fail("kernel '" + kernel->name + "': " + problem);
       kernel = nullptr;
     } else {
       return fail("unexpected '" + line + "'");
     }
   }
+  if (kernel)
+    return fail("kernel '" + kernel->name + "' has no 'end'");
   if (artifact.ptx.empty() && artifact.cubin.empty())
     return fail("no PTX or cubin");
   return true;

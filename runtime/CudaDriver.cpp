@@ -6,6 +6,7 @@
 
 #include "runtime/CudaDriver.h"
 
+#include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
 

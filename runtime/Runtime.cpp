@@ -66,12 +66,26 @@ bool isAligned(const Tensor &t, int64_t bytes) {
   return true;
 }
 
-/// [first byte, one past the last byte] a tensor can touch.
-std::pair<uint64_t, uint64_t> extent(const Tensor &t) {
-  int64_t last = 0;
+int64_t numElements(const Tensor &t) {
+  int64_t n = 1;
   for (int i = 0; i < t.rank; ++i)
-    last += (t.shape[i] - 1) * t.strides[i];
-  return {t.data, t.data + (uint64_t)(last + 1) * dtypeBytes(t.dtype)};
+    n *= t.shape[i];
+  return n;
+}
+
+/// [first byte, one past the last byte] a tensor can touch; empty for a
+/// tensor without elements. Strides may be negative.
+std::pair<uint64_t, uint64_t> extent(const Tensor &t) {
+  if (numElements(t) == 0)
+    return {t.data, t.data};
+  int64_t first = 0, last = 0;
+  for (int i = 0; i < t.rank; ++i) {
+    int64_t span = (t.shape[i] - 1) * t.strides[i];
+    (span < 0 ? first : last) += span;
+  }
+  int64_t bytes = dtypeBytes(t.dtype);
+  return {t.data + (uint64_t)(first * bytes),
+          t.data + (uint64_t)((last + 1) * bytes)};
 }
 } // namespace
 
@@ -127,7 +141,7 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
     if (t.dtype != dtype)
       return Status::error(where + what + " must be " + dtypeName(dtype) +
                            ", found " + dtypeName(t.dtype));
-    if (t.rank != (int)shape.size())
+    if (t.rank < 0 || t.rank > kMaxRank || t.rank != (int)shape.size())
       return Status::error(where + what + " must have rank " +
                            std::to_string(shape.size()) + ", found rank " +
                            std::to_string(t.rank));
@@ -144,7 +158,8 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
                            ": the last dimension must be contiguous (stride "
                            "1), found stride " +
                            std::to_string(t.strides[t.rank - 1]));
-    if (!t.data)
+    // A tensor without elements (no rows to do) may be null.
+    if (!t.data && numElements(t) != 0)
       return Status::error(where + what + " is a null pointer");
     return Status();
   };
@@ -187,8 +202,9 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
         return s;
     if (info.inPlace >= 0) {
       const Tensor &a = args[info.inPlace].tensor;
-      if (a.data != t.data || std::memcmp(a.shape, t.shape, sizeof a.shape) ||
-          std::memcmp(a.strides, t.strides, sizeof a.strides))
+      if (a.data != t.data || a.rank != t.rank ||
+          std::memcmp(a.shape, t.shape, t.rank * sizeof *a.shape) ||
+          std::memcmp(a.strides, t.strides, t.rank * sizeof *a.strides))
         return Status::error(where + what + " is written in place into '" +
                              kernel.args[info.inPlace].name +
                              "': pass that tensor as the result");
@@ -199,7 +215,7 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
     auto [lo, hi] = extent(t);
     auto overlaps = [&](const Tensor &o) {
       auto [olo, ohi] = extent(o);
-      return lo < ohi && olo < hi;
+      return lo < hi && olo < ohi && lo < ohi && olo < hi;
     };
     for (size_t i = 0; i < numArgs; ++i)
       if (args[i].isTensor && overlaps(args[i].tensor))

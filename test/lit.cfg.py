@@ -23,7 +23,7 @@ llvm_config.use_default_substitutions()
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.nf_tools_dir, config.llvm_tools_dir]
-tools = ["nf-opt", "nf-interp", "nf-compile"]
+tools = ["nf-opt", "nf-interp", "nf-compile", "nf-run"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)
 

@@ -1,0 +1,672 @@
+//===- PlanLaunchTest.cpp - launch validation and planning, no GPU --------===//
+//
+// Part of normfuse. planLaunch() against the compiler's real metadata with
+// tensors at fake device addresses: every validation error (the status is
+// an error and its message says what was expected and what was found), the
+// grid, the choice of variant and the kernel parameters.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTestSupport.h"
+
+#include <climits>
+
+using namespace nf::rt;
+using namespace nf_rt_test;
+
+namespace {
+
+constexpr DType BF16 = DType::BF16, F16 = DType::F16, F32 = DType::F32,
+                I32 = DType::I32, I64 = DType::I64;
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Checks every parameter of `plan` against the operands of `launch` and
+/// the sizes each chain should have: rows[c] = B * S, s[c], f[c], D.
+void expectParams(const KernelInfo &kernel, const Launch &launch,
+                  const LaunchPlan &plan, const std::vector<int64_t> &rows,
+                  const std::vector<int64_t> &s, const std::vector<int64_t> &f,
+                  int64_t d) {
+  ASSERT_EQ(plan.numParams, (int)kernel.params.size());
+  for (size_t p = 0; p < kernel.params.size(); ++p) {
+    const ParamInfo &param = kernel.params[p];
+    const std::string &kind = param.kind;
+    int i = param.index;
+    uint64_t expected;
+    if (kind == "arg_ptr")
+      expected = launch.args[i].tensor.data;
+    else if (kind == "arg_scalar")
+      expected = launch.args[i].scalar;
+    else if (kind == "result_ptr")
+      expected = launch.results[i].data;
+    else if (kind == "chain_rows")
+      expected = rows.at(i);
+    else if (kind == "chain_s")
+      expected = s.at(i);
+    else if (kind == "chain_f")
+      expected = f.at(i);
+    else if (kind == "row_length")
+      expected = d;
+    else if (kind == "arg_stride")
+      expected = launch.args[i].tensor.strides[param.dim];
+    else if (kind == "result_stride")
+      expected = launch.results[i].strides[param.dim];
+    else if (kind == "cache_rows")
+      expected = launch.args[i].tensor.shape[0];
+    else {
+      ADD_FAILURE() << "unknown parameter kind " << kind;
+      continue;
+    }
+    EXPECT_EQ(plan.params[p], expected) << "parameter " << param.name;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// fused_add_gate_norm: x, residual [B, S, D] bf16; gate [B, 1, D] f32;
+// weight [D] f32; one [B, S, D] bf16 result.
+//===----------------------------------------------------------------------===//
+
+class FusedTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    artifact = loadArtifact("fused");
+    ASSERT_EQ(artifact.kernels.size(), 1u);
+    ASSERT_FALSE(kernel().vectorizedFunction.empty());
+  }
+  const KernelInfo &kernel() const { return artifact.kernels[0]; }
+
+  /// Dense operands, or rows `rowStride` elements apart.
+  Launch make(int64_t b, int64_t s, int64_t d, int64_t rowStride = 0) {
+    Launch launch;
+    launch.args = {tensorValue(mem.tensor(BF16, {b, s, d}, rowStride)),
+                   tensorValue(mem.tensor(BF16, {b, s, d}, rowStride)),
+                   tensorValue(mem.tensor(F32, {b, 1, d}, rowStride)),
+                   tensorValue(mem.tensor(F32, {d}))};
+    launch.results = {mem.tensor(BF16, {b, s, d}, rowStride)};
+    return launch;
+  }
+  Tensor &arg(Launch &launch, int i) { return launch.args[i].tensor; }
+
+  Artifact artifact;
+  FakeMemory mem;
+};
+
+TEST_F(FusedTest, ValidLaunch) {
+  Launch launch = make(2, 5, 1536);
+  LaunchPlan plan;
+  Status status = launch.plan(kernel(), plan);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(plan.grid, ceilDiv(10, kernel().rowsPerCta));
+  EXPECT_EQ(plan.block, (unsigned)kernel().blockSize);
+  EXPECT_EQ(plan.rowLength, 1536);
+  EXPECT_TRUE(plan.vectorized);
+  expectParams(kernel(), launch, plan, {10}, {5}, {1}, 1536);
+  // A few by name, so that the check above is not vacuous.
+  EXPECT_EQ(paramValue(kernel(), plan, "row_length", 0), 1536u);
+  EXPECT_EQ(paramValue(kernel(), plan, "chain_rows", 0), 10u);
+  EXPECT_EQ(paramValue(kernel(), plan, "arg_ptr", 1), arg(launch, 1).data);
+  EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 0, 0), 5u * 1536);
+  EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 0, 1), 1536u);
+  EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 2, 0), 1536u);
+  EXPECT_EQ(paramValue(kernel(), plan, "result_stride", 0, 0), 5u * 1536);
+}
+
+TEST_F(FusedTest, GridRoundsUp) {
+  for (int64_t rows : {1, 2, 3, 7, 255, 256, 257, 1000}) {
+    Launch launch = make(1, rows, 64);
+    LaunchPlan plan;
+    ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+    EXPECT_EQ(plan.grid, ceilDiv(rows, kernel().rowsPerCta)) << rows;
+    EXPECT_EQ(paramValue(kernel(), plan, "chain_rows", 0), (uint64_t)rows);
+  }
+}
+
+TEST_F(FusedTest, EmptyLaunch) {
+  // No rows: nothing to launch, and empty tensors may be null.
+  Launch launch = make(0, 5, 1536);
+  LaunchPlan plan;
+  Status status = launch.plan(kernel(), plan);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(plan.grid, 0u);
+  for (int i : {0, 1, 2})
+    arg(launch, i).data = 0;
+  launch.results[0].data = 0;
+  status = launch.plan(kernel(), plan);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(plan.grid, 0u);
+  launch = make(2, 0, 64);
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_EQ(plan.grid, 0u);
+  // Padded rows: an empty tensor covers no bytes whatever its strides.
+  launch = make(0, 5, 64, 72);
+  status = launch.plan(kernel(), plan);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(plan.grid, 0u);
+  // Nor does it overlap a result that spans its address.
+  launch = make(0, 5, 64);
+  launch.results[0] = mem.tensor(BF16, {2, 5, 64});
+  arg(launch, 0).data = launch.results[0].data + 64;
+  launch.results[0].shape[0] = 0;
+  arg(launch, 0).shape[0] = 0;
+  status = launch.plan(kernel(), plan);
+  ASSERT_TRUE(status.ok()) << status.message();
+}
+
+TEST_F(FusedTest, WrongArgumentCount) {
+  Launch launch = make(2, 5, 64);
+  launch.args.pop_back();
+  EXPECT_ERROR(launch.plan(kernel()), "kernel 'fused_add_gate_norm'",
+               "expected 4 arguments, found 3");
+  launch = make(2, 5, 64);
+  launch.args.push_back(scalarValue(1));
+  EXPECT_ERROR(launch.plan(kernel()), "expected 4 arguments, found 5");
+}
+
+TEST_F(FusedTest, WrongResultCount) {
+  Launch launch = make(2, 5, 64);
+  launch.results.clear();
+  EXPECT_ERROR(launch.plan(kernel()), "expected 1 results, found 0");
+  launch = make(2, 5, 64);
+  launch.results.push_back(mem.tensor(BF16, {2, 5, 64}));
+  EXPECT_ERROR(launch.plan(kernel()), "expected 1 results, found 2");
+}
+
+TEST_F(FusedTest, ScalarForTensor) {
+  Launch launch = make(2, 5, 64);
+  launch.args[2] = scalarValue(7);
+  EXPECT_ERROR(launch.plan(kernel()), "argument 'gate' must be a tensor");
+}
+
+TEST_F(FusedTest, WrongDType) {
+  Launch launch = make(2, 5, 64);
+  arg(launch, 0).dtype = F16;
+  EXPECT_ERROR(launch.plan(kernel()), "argument 'x' must be bf16, found f16");
+  launch = make(2, 5, 64);
+  arg(launch, 3).dtype = BF16;
+  EXPECT_ERROR(launch.plan(kernel()),
+               "argument 'weight' must be f32, found bf16");
+  launch = make(2, 5, 64);
+  launch.results[0].dtype = F32;
+  EXPECT_ERROR(launch.plan(kernel()), "result 0 must be bf16, found f32");
+}
+
+TEST_F(FusedTest, WrongRank) {
+  Launch launch = make(2, 5, 64);
+  arg(launch, 2) = mem.tensor(F32, {2, 64});
+  EXPECT_ERROR(launch.plan(kernel()),
+               "argument 'gate' must have rank 3, found rank 2");
+  launch = make(2, 5, 64);
+  launch.results[0] = mem.tensor(BF16, {10, 64});
+  EXPECT_ERROR(launch.plan(kernel()),
+               "result 0 must have rank 3, found rank 2");
+  launch = make(2, 5, 64);
+  arg(launch, 0).rank = 5; // more than a Tensor holds
+  EXPECT_ERROR(launch.plan(kernel()),
+               "argument 'x' must have rank 3, found rank 5");
+  arg(launch, 0).rank = -1;
+  EXPECT_ERROR(launch.plan(kernel()), "found rank -1");
+}
+
+TEST_F(FusedTest, StaticDimensionMismatch) {
+  // gate is [B, 1, D]: its middle size is static.
+  Launch launch = make(2, 5, 64);
+  arg(launch, 2) = mem.tensor(F32, {2, 3, 64});
+  EXPECT_ERROR(launch.plan(kernel()),
+               "argument 'gate' dimension 1 must be 1, found 3");
+  launch = make(2, 5, 64);
+  arg(launch, 0).shape[0] = -1;
+  EXPECT_ERROR(launch.plan(kernel()),
+               "argument 'x' dimension 0 must be non-negative, found -1");
+}
+
+TEST_F(FusedTest, MiddleDimensionOfB1D) {
+  // With the middle size left dynamic in the metadata, the broadcast kind
+  // still requires 1.
+  KernelInfo k = kernel();
+  ASSERT_EQ(k.args[2].bcast, "B1D");
+  k.args[2].shape[1] = -1;
+  Launch launch = make(2, 5, 64);
+  arg(launch, 2) = mem.tensor(F32, {2, 3, 64});
+  EXPECT_ERROR(launch.plan(k), "argument 'gate' [2, 3, 64]",
+               "must have size 1, found 3");
+  launch = make(2, 5, 64);
+  EXPECT_TRUE(launch.plan(k).ok());
+}
+
+TEST_F(FusedTest, NonContiguousLastDimension) {
+  Launch launch = make(2, 5, 64);
+  arg(launch, 1).strides[2] = 2;
+  EXPECT_ERROR(launch.plan(kernel()), "argument 'residual'",
+               "the last dimension must be contiguous (stride 1)",
+               "found stride 2");
+  launch = make(2, 5, 64);
+  arg(launch, 3).strides[0] = 0;
+  EXPECT_ERROR(launch.plan(kernel()), "argument 'weight'", "found stride 0");
+  launch = make(2, 5, 64);
+  launch.results[0].strides[2] = 4;
+  EXPECT_ERROR(launch.plan(kernel()), "result 0",
+               "the last dimension must be contiguous", "found stride 4");
+}
+
+TEST_F(FusedTest, NullPointer) {
+  Launch launch = make(2, 5, 64);
+  arg(launch, 1).data = 0;
+  EXPECT_ERROR(launch.plan(kernel()), "argument 'residual' is a null pointer");
+  launch = make(2, 5, 64);
+  launch.results[0].data = 0;
+  EXPECT_ERROR(launch.plan(kernel()), "result 0 is a null pointer");
+}
+
+TEST_F(FusedTest, InconsistentD) {
+  Launch launch = make(2, 5, 1536);
+  arg(launch, 3) = mem.tensor(F32, {1024});
+  EXPECT_ERROR(launch.plan(kernel()), "argument 'weight' [1024]",
+               "gives D = 1024, expected 1536");
+  launch = make(2, 5, 1536);
+  launch.results[0] = mem.tensor(BF16, {2, 5, 1024});
+  EXPECT_ERROR(launch.plan(kernel()), "result 0 [2, 5, 1024]",
+               "gives D = 1024, expected 1536");
+}
+
+TEST_F(FusedTest, InconsistentBAndS) {
+  Launch launch = make(2, 5, 64);
+  arg(launch, 1) = mem.tensor(BF16, {3, 5, 64});
+  EXPECT_ERROR(launch.plan(kernel()), "argument 'residual' [3, 5, 64]",
+               "gives B = 3, expected 2");
+  launch = make(2, 5, 64);
+  arg(launch, 2) = mem.tensor(F32, {1, 1, 64});
+  EXPECT_ERROR(launch.plan(kernel()), "argument 'gate' [1, 1, 64]",
+               "gives B = 1, expected 2");
+  launch = make(2, 5, 64);
+  launch.results[0] = mem.tensor(BF16, {2, 4, 64});
+  EXPECT_ERROR(launch.plan(kernel()), "result 0 [2, 4, 64]",
+               "gives S = 4, expected 5");
+}
+
+TEST_F(FusedTest, RowLengthZero) {
+  Launch launch = make(2, 5, 0);
+  EXPECT_ERROR(launch.plan(kernel()), "row length D must be at least 1",
+               "found 0");
+}
+
+TEST_F(FusedTest, ResultOverlapsAnInput) {
+  Launch launch = make(2, 5, 64);
+  launch.results[0].data = arg(launch, 0).data + 64;
+  EXPECT_ERROR(launch.plan(kernel()), "result 0 overlaps argument 'x'");
+  launch = make(2, 5, 64);
+  // The result's first element is weight's last two bytes.
+  launch.results[0].data = arg(launch, 3).data + 64 * 4 - 2;
+  EXPECT_ERROR(launch.plan(kernel()), "result 0 overlaps argument 'weight'");
+  // Ending right where x begins (x is the lowest address): adjacent, not
+  // overlapping.
+  launch = make(2, 5, 64);
+  launch.results[0].data = arg(launch, 0).data - 2 * 5 * 64 * 2;
+  Status status = launch.plan(kernel());
+  EXPECT_TRUE(status.ok()) << status.message();
+}
+
+TEST_F(FusedTest, OverlapWithNegativeStrides) {
+  // x walks its batches backwards from its base pointer: the bytes it
+  // covers lie below it.
+  Launch launch = make(2, 5, 64);
+  Tensor &x = arg(launch, 0);
+  x.strides[0] = -5 * 64;
+  launch.results[0].data = x.data - 5 * 64 * 2;
+  EXPECT_ERROR(launch.plan(kernel()), "result 0 overlaps argument 'x'");
+  // Overlapping only the first element of x's lower batch.
+  launch.results[0].data = x.data - 5 * 64 * 2 - 2 * 5 * 64 * 2 + 2;
+  EXPECT_ERROR(launch.plan(kernel()), "result 0 overlaps argument 'x'");
+  // Ending where x's lowest batch begins.
+  launch.results[0].data = x.data - 5 * 64 * 2 - 2 * 5 * 64 * 2;
+  Status status = launch.plan(kernel());
+  EXPECT_TRUE(status.ok()) << status.message();
+}
+
+TEST_F(FusedTest, VectorizedWhenAligned) {
+  for (int64_t d : {8, 64, 1536, 3072}) {
+    Launch launch = make(3, 7, d);
+    LaunchPlan plan;
+    ASSERT_TRUE(launch.plan(kernel(), plan).ok()) << d;
+    EXPECT_TRUE(plan.vectorized) << d;
+  }
+  // Rows padded to a 16-byte multiple keep it vectorized.
+  Launch launch = make(3, 7, 1536, 1544);
+  LaunchPlan plan;
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_TRUE(plan.vectorized);
+  EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 0, 1), 1544u);
+  EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 0, 0), 7u * 1544);
+  expectParams(kernel(), launch, plan, {21}, {7}, {1}, 1536);
+}
+
+TEST_F(FusedTest, GeneralWhenMisaligned) {
+  // Each operand in turn two bytes (or one f32) off 16-byte alignment.
+  for (int i = 0; i < 4; ++i) {
+    Launch launch = make(3, 7, 1536);
+    arg(launch, i).data += dtypeBytes(kernel().args[i].dtype);
+    LaunchPlan plan;
+    Status status = launch.plan(kernel(), plan);
+    ASSERT_TRUE(status.ok()) << status.message();
+    EXPECT_FALSE(plan.vectorized) << kernel().args[i].name;
+    EXPECT_EQ(paramValue(kernel(), plan, "arg_ptr", i), arg(launch, i).data);
+  }
+  Launch launch = make(3, 7, 1536);
+  launch.results[0].data += 2;
+  LaunchPlan plan;
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_FALSE(plan.vectorized);
+}
+
+TEST_F(FusedTest, GeneralWhenRowsArePadded) {
+  // 1540 bf16 elements: rows 3080 bytes apart, not a multiple of 16.
+  Launch launch = make(3, 7, 1536, 1540);
+  LaunchPlan plan;
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_FALSE(plan.vectorized);
+  EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 1, 1), 1540u);
+  expectParams(kernel(), launch, plan, {21}, {7}, {1}, 1536);
+}
+
+TEST_F(FusedTest, GeneralWhenDIsNotAMultipleOfTheChunk) {
+  ASSERT_EQ(kernel().chunk, 8);
+  // Every stride and pointer aligned, but D % 8 != 0.
+  Launch launch = make(3, 7, 1532, 1536);
+  LaunchPlan plan;
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_FALSE(plan.vectorized);
+  EXPECT_EQ(plan.rowLength, 1532);
+  launch = make(3, 7, 1540);
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_FALSE(plan.vectorized);
+  launch = make(3, 7, 12);
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_FALSE(plan.vectorized);
+}
+
+TEST_F(FusedTest, GeneralWithoutVectorizedFunction) {
+  KernelInfo k = kernel();
+  k.vectorizedFunction.clear();
+  Launch launch = make(3, 7, 1536);
+  LaunchPlan plan;
+  ASSERT_TRUE(launch.plan(k, plan).ok());
+  EXPECT_FALSE(plan.vectorized);
+}
+
+//===----------------------------------------------------------------------===//
+// A static D
+//===----------------------------------------------------------------------===//
+
+TEST(StaticDTest, CompiledRowLength) {
+  Artifact artifact = loadArtifact("fused_d3072");
+  ASSERT_EQ(artifact.kernels.size(), 1u);
+  const KernelInfo &kernel = artifact.kernels[0];
+  ASSERT_EQ(kernel.rowLength, 3072);
+  FakeMemory mem;
+  auto make = [&](int64_t d) {
+    Launch launch;
+    launch.args = {tensorValue(mem.tensor(BF16, {2, 5, d})),
+                   tensorValue(mem.tensor(BF16, {2, 5, d})),
+                   tensorValue(mem.tensor(F32, {2, 1, d})),
+                   tensorValue(mem.tensor(F32, {d}))};
+    launch.results = {mem.tensor(BF16, {2, 5, d})};
+    return launch;
+  };
+  LaunchPlan plan;
+  Status status = make(3072).plan(kernel, plan);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(plan.rowLength, 3072);
+  // The shapes carry D = 3072: the first operand already disagrees.
+  EXPECT_ERROR(make(1536).plan(kernel),
+               "argument 'x' dimension 2 must be 3072, found 1536");
+  // And with shapes that leave D dynamic, the compiled row length decides.
+  KernelInfo dynamicShapes = kernel;
+  for (ArgumentInfo &arg : dynamicShapes.args)
+    arg.shape.back() = -1;
+  dynamicShapes.results[0].shape.back() = -1;
+  EXPECT_ERROR(make(1536).plan(dynamicShapes), "compiled for D = 3072",
+               "found D = 1536");
+  EXPECT_TRUE(make(3072).plan(dynamicShapes).ok());
+}
+
+//===----------------------------------------------------------------------===//
+// Frames: gate, scale, shift are [B, F, 1, D]; S % F == 0.
+//===----------------------------------------------------------------------===//
+
+class FramesTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    artifact = loadArtifact("frames");
+    ASSERT_EQ(artifact.kernels.size(), 1u);
+  }
+  const KernelInfo &kernel() const { return artifact.kernels[0]; }
+
+  Launch make(int64_t b, int64_t s, int64_t f, int64_t d) {
+    Launch launch;
+    launch.args = {tensorValue(mem.tensor(BF16, {b, s, d})),
+                   tensorValue(mem.tensor(BF16, {b, s, d}))};
+    for (int i = 0; i < 3; ++i)
+      launch.args.push_back(tensorValue(mem.tensor(F32, {b, f, 1, d})));
+    launch.results = {mem.tensor(BF16, {b, s, d}), mem.tensor(BF16, {b, s, d})};
+    return launch;
+  }
+
+  Artifact artifact;
+  FakeMemory mem;
+};
+
+TEST_F(FramesTest, ValidLaunch) {
+  Launch launch = make(2, 12, 3, 256);
+  LaunchPlan plan;
+  Status status = launch.plan(kernel(), plan);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(plan.grid, ceilDiv(24, kernel().rowsPerCta));
+  expectParams(kernel(), launch, plan, {24}, {12}, {3}, 256);
+  EXPECT_EQ(paramValue(kernel(), plan, "chain_f", 0), 3u);
+  EXPECT_EQ(paramValue(kernel(), plan, "chain_s", 0), 12u);
+  EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 2, 1), 256u);
+  EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 2, 0), 3u * 256);
+}
+
+TEST_F(FramesTest, SNotDivisibleByF) {
+  EXPECT_ERROR(make(2, 10, 3, 256).plan(kernel()), "S = 10",
+               "is not divisible by the frame count F = 3");
+  EXPECT_ERROR(make(2, 10, 0, 256).plan(kernel()),
+               "not divisible by the frame count F = 0");
+}
+
+TEST_F(FramesTest, InconsistentF) {
+  Launch launch = make(2, 12, 3, 256);
+  launch.args[4].tensor = mem.tensor(F32, {2, 4, 1, 256});
+  EXPECT_ERROR(launch.plan(kernel()), "argument 'shift' [2, 4, 1, 256]",
+               "gives F = 4, expected 3");
+}
+
+TEST_F(FramesTest, ResultsOverlapEachOther) {
+  Launch launch = make(2, 12, 3, 256);
+  launch.results[1] = launch.results[0];
+  EXPECT_ERROR(launch.plan(kernel()), "result 0 overlaps result 1");
+  launch = make(2, 12, 3, 256);
+  launch.results[0].data = launch.args[4].tensor.data;
+  EXPECT_ERROR(launch.plan(kernel()), "result 0 overlaps argument 'shift'");
+}
+
+//===----------------------------------------------------------------------===//
+// QK: two chains (q, k) written in place, a rope cache and positions.
+//===----------------------------------------------------------------------===//
+
+class QkTest : public ::testing::Test {
+protected:
+  void load(const std::string &name) {
+    artifact = loadArtifact(name);
+    ASSERT_EQ(artifact.kernels.size(), 1u);
+  }
+  const KernelInfo &kernel() const { return artifact.kernels[0]; }
+
+  /// q [b, sq, 128], k [b, sk, 128], results in place; the offset scalar
+  /// if the kernel has one.
+  Launch make(int64_t b, int64_t sq, int64_t sk, int64_t positions = 4096) {
+    Launch launch;
+    launch.args = {tensorValue(mem.tensor(BF16, {b, sq, 128})),
+                   tensorValue(mem.tensor(BF16, {b, sk, 128})),
+                   tensorValue(mem.tensor(BF16, {128})),
+                   tensorValue(mem.tensor(BF16, {128})),
+                   tensorValue(mem.tensor(F32, {positions, 128})),
+                   tensorValue(mem.tensor(I64, {b}))};
+    if (kernel().args.size() == 7)
+      launch.args.push_back(scalarValue(0));
+    launch.results = {launch.args[0].tensor, launch.args[1].tensor};
+    return launch;
+  }
+
+  Artifact artifact;
+  FakeMemory mem;
+};
+
+TEST_F(QkTest, GridSumsTheChains) {
+  load("qk_neox");
+  int64_t r = kernel().rowsPerCta;
+  ASSERT_GT(r, 1) << "the test needs a multi-row schedule";
+  Launch launch = make(2, 33, 7, 4096);
+  LaunchPlan plan;
+  Status status = launch.plan(kernel(), plan);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(plan.grid, ceilDiv(66, r) + ceilDiv(14, r));
+  EXPECT_EQ(plan.rowLength, 128);
+  EXPECT_TRUE(plan.vectorized);
+  expectParams(kernel(), launch, plan, {66, 14}, {33, 7}, {1, 1}, 128);
+  EXPECT_EQ(paramValue(kernel(), plan, "chain_rows", 1), 14u);
+  EXPECT_EQ(paramValue(kernel(), plan, "cache_rows", 4), 4096u);
+  // One chain empty: only the other's CTAs.
+  launch = make(2, 0, 7);
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_EQ(plan.grid, ceilDiv(14, r));
+}
+
+TEST_F(QkTest, InPlaceResultMustBeItsArgument) {
+  load("qk_neox");
+  Launch launch = make(2, 8, 8);
+  launch.results[0] = mem.tensor(BF16, {2, 8, 128});
+  EXPECT_ERROR(launch.plan(kernel()), "result 0 is written in place into 'q'",
+               "pass that tensor as the result");
+  launch = make(2, 8, 8);
+  launch.results[1] = launch.args[0].tensor; // q for k
+  EXPECT_ERROR(launch.plan(kernel()), "result 1 is written in place into 'k'");
+  launch = make(2, 8, 8);
+  launch.results[1].strides[0] *= 2; // same pointer, another view
+  EXPECT_ERROR(launch.plan(kernel()), "result 1 is written in place into 'k'");
+}
+
+TEST_F(QkTest, StaticSizes) {
+  load("qk_neox");
+  Launch launch = make(2, 8, 8);
+  launch.args[0].tensor = mem.tensor(BF16, {2, 8, 64});
+  launch.results[0] = launch.args[0].tensor;
+  EXPECT_ERROR(launch.plan(kernel()),
+               "argument 'q' dimension 2 must be 128, found 64");
+  launch = make(2, 8, 8);
+  launch.args[4].tensor = mem.tensor(F32, {4096, 64});
+  EXPECT_ERROR(launch.plan(kernel()),
+               "argument 'cos_sin' dimension 1 must be 128, found 64");
+  launch = make(2, 8, 8);
+  launch.args[5].tensor.dtype = I32;
+  EXPECT_ERROR(launch.plan(kernel()),
+               "argument 'positions' must be i64, found i32");
+}
+
+TEST_F(QkTest, BatchAgreesAcrossChains) {
+  load("qk_neox");
+  // positions is [B] of both chains.
+  Launch launch = make(2, 8, 8);
+  launch.args[5].tensor = mem.tensor(I64, {3});
+  EXPECT_ERROR(launch.plan(kernel()), "argument 'positions' [3]",
+               "gives B = 3, expected 2");
+  launch = make(2, 8, 8);
+  launch.args[1].tensor = mem.tensor(BF16, {3, 8, 128});
+  launch.results[1] = launch.args[1].tensor;
+  EXPECT_ERROR(launch.plan(kernel()), "argument 'positions' [2]",
+               "gives B = 2, expected 3");
+}
+
+TEST_F(QkTest, ScalarOffset) {
+  load("qk_interleaved");
+  ASSERT_EQ(kernel().args.size(), 7u);
+  Launch launch = make(2, 8, 8);
+  launch.args[6] = scalarValue(int64_t(1) << 40);
+  LaunchPlan plan;
+  Status status = launch.plan(kernel(), plan);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(paramValue(kernel(), plan, "arg_scalar", 6), uint64_t(1) << 40);
+  expectParams(kernel(), launch, plan, {16, 16}, {8, 8}, {1, 1}, 128);
+  launch.args[6] = scalarValue(-1);
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_EQ(paramValue(kernel(), plan, "arg_scalar", 6), ~uint64_t(0));
+  // A tensor where the scalar goes.
+  launch.args[6] = tensorValue(mem.tensor(I64, {1}));
+  EXPECT_ERROR(launch.plan(kernel()), "argument 'offset' must be a scalar");
+}
+
+TEST_F(QkTest, ScalarMustFitI32) {
+  // No example has an i32 scalar; the metadata is edited to have one.
+  load("qk_interleaved");
+  KernelInfo k = kernel();
+  bool found = false;
+  for (ParamInfo &param : k.params)
+    if (param.kind == "arg_scalar") {
+      param.type = "i32";
+      found = true;
+    }
+  ASSERT_TRUE(found);
+  Launch launch = make(2, 8, 8);
+  LaunchPlan plan;
+  for (int64_t bad :
+       {int64_t(INT32_MAX) + 1, int64_t(INT32_MIN) - 1, int64_t(1) << 40}) {
+    launch.args[6] = scalarValue(bad);
+    EXPECT_ERROR(launch.plan(k), "scalar 'offset' does not fit in i32");
+  }
+  launch.args[6] = scalarValue(INT32_MAX);
+  ASSERT_TRUE(launch.plan(k, plan).ok());
+  EXPECT_EQ(paramValue(k, plan, "arg_scalar", 6), (uint64_t)INT32_MAX);
+  // Negative: the low four bytes hold the i32, the rest is zero.
+  launch.args[6] = scalarValue(-1);
+  ASSERT_TRUE(launch.plan(k, plan).ok());
+  EXPECT_EQ(paramValue(k, plan, "arg_scalar", 6), 0xffffffffu);
+}
+
+//===----------------------------------------------------------------------===//
+// select01: an index [B, S] shared by two chains.
+//===----------------------------------------------------------------------===//
+
+TEST(SelectTest, ChainsAgreeThroughTheIndex) {
+  Artifact artifact = loadArtifact("select");
+  ASSERT_EQ(artifact.kernels.size(), 1u);
+  const KernelInfo &kernel = artifact.kernels[0];
+  ASSERT_EQ(kernel.args.size(), 8u);
+  FakeMemory mem;
+  auto make = [&](int64_t b, int64_t s, int64_t d) {
+    Launch launch;
+    launch.args = {tensorValue(mem.tensor(BF16, {b, s, d})),
+                   tensorValue(mem.tensor(I32, {b, s}))};
+    for (int i = 0; i < 6; ++i)
+      launch.args.push_back(tensorValue(mem.tensor(BF16, {b, d})));
+    launch.results = {mem.tensor(BF16, {b, s, d}), mem.tensor(BF16, {b, s, d})};
+    return launch;
+  };
+  Launch launch = make(2, 5, 64);
+  LaunchPlan plan;
+  Status status = launch.plan(kernel, plan);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(plan.grid, 2 * ceilDiv(10, kernel.rowsPerCta));
+  expectParams(kernel, launch, plan, {10, 10}, {5, 5}, {1, 1}, 64);
+  launch.results[1] = mem.tensor(BF16, {2, 6, 64});
+  EXPECT_ERROR(launch.plan(kernel), "result 1 [2, 6, 64]",
+               "gives S = 6, expected 5");
+  launch = make(2, 5, 64);
+  launch.args[4].tensor = mem.tensor(BF16, {4, 64});
+  EXPECT_ERROR(launch.plan(kernel), "argument 'gate0' [4, 64]",
+               "gives B = 4, expected 2");
+  launch = make(2, 5, 64);
+  launch.args[1].tensor.dtype = I64;
+  EXPECT_ERROR(launch.plan(kernel), "argument 'index' must be i32, found i64");
+}
+
+} // namespace
