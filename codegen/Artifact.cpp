@@ -43,7 +43,8 @@ struct ArgumentUse {
 static SmallVector<ArgumentUse> describeArguments(KernelOp kernel,
                                                   const ChainAnalysis &chains) {
   SmallVector<ArgumentUse> uses(kernel.getArgumentTypes().size());
-  auto note = [&](Value value, StringRef role, StringRef bcast, Operation *user) {
+  auto note = [&](Value value, StringRef role, StringRef bcast,
+                  Operation *user) {
     auto arg = dyn_cast<BlockArgument>(value);
     if (!arg)
       return;
@@ -109,9 +110,10 @@ static int64_t sharedMemoryBytes(KernelOp kernel, const Schedule &schedule,
     return 0;
   int64_t reductions = 0;
   for (const Chain &chain : chains.getChains())
-    reductions = std::max<int64_t>(
-        reductions,
-        llvm::count_if(chain.ops, [](Operation *op) { return isa<ReduceOp>(op); }));
+    reductions = std::max<int64_t>(reductions,
+                                   llvm::count_if(chain.ops, [](Operation *op) {
+                                     return isa<ReduceOp>(op);
+                                   }));
   return reductions * schedule.rowsPerCta * warps * 4;
 }
 
@@ -154,10 +156,9 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
     for (auto [r, type] : llvm::enumerate(kernel.getResultTypes())) {
       auto tensor = cast<RankedTensorType>(type);
       std::optional<unsigned> inPlace = kernel.getInPlaceArgument(r);
-      os << "result " << r << " " << formatType(tensor.getElementType())
-         << " " << formatShape(tensor) << " chain "
-         << chains.getChainOfResult(r) << " in_place "
-         << (inPlace ? std::to_string(*inPlace) : "-") << "\n";
+      os << "result " << r << " " << formatType(tensor.getElementType()) << " "
+         << formatShape(tensor) << " chain " << chains.getChainOfResult(r)
+         << " in_place " << (inPlace ? std::to_string(*inPlace) : "-") << "\n";
     }
     for (const KernelParam &param : computeKernelABI(kernel, chains))
       os << "param " << paramKindName(param.kind) << " " << param.index << " "

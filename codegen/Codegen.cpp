@@ -40,9 +40,8 @@ using namespace mlir::nf;
 
 ArrayRef<StringRef> mlir::nf::getSupportedChips() {
   static const StringRef chips[] = {
-      "sm_75",  "sm_80",   "sm_86",   "sm_87",  "sm_89",  "sm_90",
-      "sm_90a", "sm_100",  "sm_100a", "sm_103", "sm_110", "sm_120",
-      "sm_120a", "sm_121"};
+      "sm_75",  "sm_80",   "sm_86",  "sm_87",  "sm_89",  "sm_90",   "sm_90a",
+      "sm_100", "sm_100a", "sm_103", "sm_110", "sm_120", "sm_120a", "sm_121"};
   return chips;
 }
 
@@ -81,8 +80,8 @@ LogicalResult mlir::nf::validateCodegenOptions(const CodegenOptions &options,
   }
   static const StringRef stages[] = {"", "rows", "gpu", "nvvm"};
   if (!llvm::is_contained(stages, options.dumpStage)) {
-    error = "unknown stage '" + options.dumpStage +
-            "'; expected rows, gpu or nvvm";
+    error =
+        "unknown stage '" + options.dumpStage + "'; expected rows, gpu or nvvm";
     return failure();
   }
   return success();
@@ -103,8 +102,8 @@ void mlir::nf::registerCodegenDialects(DialectRegistry &registry) {
   registerNVVMDialectTranslation(registry);
 }
 
-static LogicalResult runStage(ModuleOp module, PassManager &pm,
-                              StringRef stage, const CodegenOptions &options,
+static LogicalResult runStage(ModuleOp module, PassManager &pm, StringRef stage,
+                              const CodegenOptions &options,
                               llvm::raw_ostream *dump) {
   if (failed(pm.run(module)))
     return failure();
@@ -179,8 +178,8 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   if (unresolved != std::string::npos)
     return module.emitError("PTX calls a libdevice function that was not "
                             "linked: ")
-               << assembly.substr(unresolved, assembly.find('\n', unresolved) -
-                                                  unresolved),
+               << assembly.substr(unresolved,
+                                  assembly.find('\n', unresolved) - unresolved),
            failure();
   return assembly;
 }

@@ -49,8 +49,8 @@ static void addArgumentDims(Chain &chain, Operation *user, Value tensor,
   if (!arg || !type || type.getRank() != (int64_t)symbols.size())
     return;
   for (auto [i, symbol] : llvm::enumerate(symbols))
-    chain.dims.push_back({user, (int)arg.getArgNumber(), -1, (unsigned)i,
-                          symbol, type});
+    chain.dims.push_back(
+        {user, (int)arg.getArgNumber(), -1, (unsigned)i, symbol, type});
 }
 
 static void addBroadcastDims(Chain &chain, Operation *user, Value tensor,

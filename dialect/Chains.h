@@ -31,11 +31,11 @@ StringRef stringifyDimSymbol(DimSymbol symbol);
 /// One dimension of a kernel argument or result that a chain ties to one of
 /// its symbolic sizes.
 struct DimUse {
-  Operation *user;    ///< the op that imposes the meaning (return for results)
-  int argument;       ///< kernel argument index, or -1 for a result
-  int result;         ///< kernel result index, or -1 for an argument
-  unsigned dim;       ///< dimension of that tensor
-  DimSymbol symbol;   ///< what the dimension means
+  Operation *user;  ///< the op that imposes the meaning (return for results)
+  int argument;     ///< kernel argument index, or -1 for a result
+  int result;       ///< kernel result index, or -1 for an argument
+  unsigned dim;     ///< dimension of that tensor
+  DimSymbol symbol; ///< what the dimension means
   RankedTensorType type;
 };
 

@@ -108,8 +108,7 @@ static LogicalResult verifyBroadcastOperand(Operation *op, Value tensor,
       continue;
     return op->emitOpError("broadcast kind ")
            << kindText << " expects dimension " << i << " of "
-           << describeValue(tensor) << " to be 1, found "
-           << type.getDimSize(i);
+           << describeValue(tensor) << " to be 1, found " << type.getDimSize(i);
   }
   if (!isNfFloat(type.getElementType()))
     return op->emitOpError("expected a tensor of f32, f16 or bf16 elements, ")
@@ -164,12 +163,12 @@ ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
       names.push_back(builder.getStringAttr(name));
   }
   OperationName opName = result.name;
-  result.addAttribute(getFunctionTypeAttrName(opName),
-                      TypeAttr::get(builder.getFunctionType(argTypes,
-                                                            resultTypes)));
-  call_interface_impl::addArgAndResultAttrs(
-      builder, result, args, resultAttrs, getArgAttrsAttrName(opName),
-      getResAttrsAttrName(opName));
+  result.addAttribute(
+      getFunctionTypeAttrName(opName),
+      TypeAttr::get(builder.getFunctionType(argTypes, resultTypes)));
+  call_interface_impl::addArgAndResultAttrs(builder, result, args, resultAttrs,
+                                            getArgAttrsAttrName(opName),
+                                            getResAttrsAttrName(opName));
   if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
     return failure();
   if (!result.attributes.get(getArgNamesAttrName(opName)))
@@ -216,8 +215,8 @@ std::string KernelOp::getArgumentName(unsigned index) {
 }
 
 std::optional<unsigned> KernelOp::getInPlaceArgument(unsigned resultIndex) {
-  auto attr = getResultAttrOfType<IntegerAttr>(resultIndex,
-                                               getInPlaceAttrName());
+  auto attr =
+      getResultAttrOfType<IntegerAttr>(resultIndex, getInPlaceAttrName());
   if (!attr)
     return std::nullopt;
   return attr.getInt();
@@ -256,9 +255,8 @@ LogicalResult KernelOp::verifyRegions() {
   auto resultTypes = getResultTypes();
   if (ArrayAttr names = getArgNamesAttr())
     if (names.size() != argTypes.size())
-      return emitOpError("has ")
-             << names.size() << " argument names for " << argTypes.size()
-             << " arguments";
+      return emitOpError("has ") << names.size() << " argument names for "
+                                 << argTypes.size() << " arguments";
   if (body.getNumArguments() != argTypes.size())
     return emitOpError("body has ")
            << body.getNumArguments() << " arguments, the signature "
@@ -282,8 +280,7 @@ LogicalResult KernelOp::verifyRegions() {
   }
   for (auto [i, type] : llvm::enumerate(resultTypes)) {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || tensor.getRank() != 3 ||
-        !isNfFloat(tensor.getElementType()))
+    if (!tensor || tensor.getRank() != 3 || !isNfFloat(tensor.getElementType()))
       return emitOpError("result #")
              << i << " must be a [B, S, D] tensor of f32, f16 or bf16, found "
              << type;
@@ -309,8 +306,7 @@ LogicalResult KernelOp::verifyRegions() {
     if (kind == ArgumentRole::Data && role.bcast != bcast)
       return user->emitOpError("loads %")
              << getArgumentName(arg.getArgNumber()) << " as "
-             << formatBroadcastKind(bcast)
-             << ", but another load of it uses "
+             << formatBroadcastKind(bcast) << ", but another load of it uses "
              << formatBroadcastKind(role.bcast)
              << "; an argument has one broadcast kind";
     return success();
@@ -333,8 +329,8 @@ LogicalResult KernelOp::verifyRegions() {
         ok = assign(&op, select.getSecond(), ArgumentRole::Data,
                     select.getKind());
     } else if (auto rope = dyn_cast<RopeOp>(op)) {
-      ok = assign(&op, rope.getCache(), ArgumentRole::Cache,
-                  BroadcastKind::One);
+      ok =
+          assign(&op, rope.getCache(), ArgumentRole::Cache, BroadcastKind::One);
       if (succeeded(ok))
         ok = assign(&op, rope.getPositions(), ArgumentRole::Positions,
                     BroadcastKind::One);
@@ -405,8 +401,8 @@ LogicalResult KernelOp::verifyRegions() {
         if (chains.getChainOf(user) != (int)c)
           return user->emitOpError("reads %")
                  << getArgumentName(*a)
-                 << ", which another chain overwrites in place (result #"
-                 << r << ")";
+                 << ", which another chain overwrites in place (result #" << r
+                 << ")";
     }
 
     auto describeDim = [&](const DimUse &use) {
@@ -494,8 +490,8 @@ LogicalResult ReturnOp::verify() {
     Type resultElement = resultType.getElementType();
     if (rowElement != resultElement)
       return emitOpError("row #")
-             << i << " has element type " << rowElement << ", but result #"
-             << i << " is " << resultTypes[i] << " (insert nf.cast)";
+             << i << " has element type " << rowElement << ", but result #" << i
+             << " is " << resultTypes[i] << " (insert nf.cast)";
   }
   return success();
 }
@@ -504,10 +500,11 @@ LogicalResult ReturnOp::verify() {
 // LoadOp / SelectLoadOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult LoadOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> location, ValueRange operands,
-    DictionaryAttr, OpaqueProperties, RegionRange,
-    SmallVectorImpl<Type> &inferred) {
+LogicalResult LoadOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> location,
+                                       ValueRange operands, DictionaryAttr,
+                                       OpaqueProperties, RegionRange,
+                                       SmallVectorImpl<Type> &inferred) {
   if (operands.empty())
     return failure();
   return inferRowOf(location, operands[0], inferred);
@@ -517,10 +514,12 @@ LogicalResult LoadOp::verify() {
   return verifyBroadcastOperand(*this, getSource(), getKind());
 }
 
-LogicalResult SelectLoadOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> location, ValueRange operands,
-    DictionaryAttr, OpaqueProperties, RegionRange,
-    SmallVectorImpl<Type> &inferred) {
+LogicalResult SelectLoadOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> location,
+                                             ValueRange operands,
+                                             DictionaryAttr, OpaqueProperties,
+                                             RegionRange,
+                                             SmallVectorImpl<Type> &inferred) {
   if (operands.size() < 2)
     return failure();
   return inferRowOf(location, operands[1], inferred);
@@ -600,8 +599,7 @@ static LogicalResult verifyBinaryOp(Operation *op) {
   Type rhs = getRowElementType(op->getOperand(1).getType());
   if (lhs != rhs)
     return op->emitOpError("operands have different element types, ")
-           << lhs << " and " << rhs
-           << "; nf converts only through nf.cast";
+           << lhs << " and " << rhs << "; nf converts only through nf.cast";
   return success();
 }
 
@@ -620,10 +618,10 @@ static LogicalResult inferBinaryReturnTypes(ValueRange operands,
   }                                                                            \
   void OP::print(OpAsmPrinter &p) { printBinaryOp(p, *this); }                 \
   LogicalResult OP::verify() { return verifyBinaryOp(*this); }                 \
-  LogicalResult OP::inferReturnTypes(                                          \
-      MLIRContext *, std::optional<Location>, ValueRange operands,             \
-      DictionaryAttr, OpaqueProperties, RegionRange,                           \
-      SmallVectorImpl<Type> &inferred) {                                       \
+  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location>,   \
+                                     ValueRange operands, DictionaryAttr,      \
+                                     OpaqueProperties, RegionRange,            \
+                                     SmallVectorImpl<Type> &inferred) {        \
     return inferBinaryReturnTypes(operands, inferred);                         \
   }
 
@@ -646,8 +644,7 @@ static LogicalResult verifyEps(Operation *op, APFloat eps) {
   return success();
 }
 
-template <typename NormOp>
-static LogicalResult verifyNorm(NormOp op) {
+template <typename NormOp> static LogicalResult verifyNorm(NormOp op) {
   for (Value operand : {op.getWeight(), op.getBias()})
     if (operand && operand.getType() != op.getInput().getType())
       return op.emitOpError("weight and bias must have the input's type ")
@@ -690,8 +687,7 @@ static ParseResult parseNorm(OpAsmParser &parser, OperationState &result) {
   return success();
 }
 
-template <typename NormOp>
-static void printNorm(OpAsmPrinter &p, NormOp op) {
+template <typename NormOp> static void printNorm(OpAsmPrinter &p, NormOp op) {
   p << ' ' << op.getInput();
   if (op.getWeight())
     p << " weight " << op.getWeight();

@@ -43,8 +43,7 @@ struct F32Builder {
     return ConstantOp::create(rewriter, loc, f32(),
                               rewriter.getF32FloatAttr(value));
   }
-  template <typename OpT>
-  Value binary(Value lhs, Value rhs) {
+  template <typename OpT> Value binary(Value lhs, Value rhs) {
     return OpT::create(rewriter, loc, lhs, rhs);
   }
 };
@@ -121,8 +120,8 @@ struct NfDecomposePass : nf::impl::NfDecomposeBase<NfDecomposePass> {
     GreedyRewriteConfig config;
     config.enableFolding(false);
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       signalPassFailure();
   }
 };

@@ -22,8 +22,8 @@ SmallVector<unsigned> mlir::nf::getCacheArguments(KernelOp kernel) {
   return caches;
 }
 
-SmallVector<KernelParam> mlir::nf::computeKernelABI(KernelOp kernel,
-                                                    const ChainAnalysis &chains) {
+SmallVector<KernelParam>
+mlir::nf::computeKernelABI(KernelOp kernel, const ChainAnalysis &chains) {
   MLIRContext *ctx = kernel.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx, /*addressSpace=*/1);
   Type i64 = IntegerType::get(ctx, 64);
@@ -39,8 +39,8 @@ SmallVector<KernelParam> mlir::nf::computeKernelABI(KernelOp kernel,
   unsigned numResults = kernel.getResultTypes().size();
   for (unsigned r = 0; r < numResults; ++r)
     if (!kernel.getInPlaceArgument(r))
-      params.push_back(
-          {KernelParam::ResultPointer, (int)r, 0, ptr, "out" + std::to_string(r)});
+      params.push_back({KernelParam::ResultPointer, (int)r, 0, ptr,
+                        "out" + std::to_string(r)});
   for (unsigned c = 0; c < chains.getChains().size(); ++c) {
     std::string suffix = "." + std::to_string(c);
     params.push_back({KernelParam::ChainRows, (int)c, 0, i64, "rows" + suffix});
@@ -53,17 +53,17 @@ SmallVector<KernelParam> mlir::nf::computeKernelABI(KernelOp kernel,
     if (!tensor)
       continue;
     for (int64_t d = 0; d + 1 < tensor.getRank(); ++d)
-      params.push_back({KernelParam::ArgStride, (int)i, (int)d, i64,
-                        "stride." + kernel.getArgumentName(i) + "." +
-                            std::to_string(d)});
+      params.push_back(
+          {KernelParam::ArgStride, (int)i, (int)d, i64,
+           "stride." + kernel.getArgumentName(i) + "." + std::to_string(d)});
   }
   for (unsigned r = 0; r < numResults; ++r) {
     if (kernel.getInPlaceArgument(r))
       continue;
     for (int d = 0; d < 2; ++d)
-      params.push_back({KernelParam::ResultStride, (int)r, d, i64,
-                        "stride.out" + std::to_string(r) + "." +
-                            std::to_string(d)});
+      params.push_back(
+          {KernelParam::ResultStride, (int)r, d, i64,
+           "stride.out" + std::to_string(r) + "." + std::to_string(d)});
   }
   for (unsigned a : getCacheArguments(kernel))
     params.push_back({KernelParam::CacheRows, (int)a, 0, i64,

@@ -60,8 +60,8 @@ class KernelLowering {
 public:
   KernelLowering(KernelOp kernel, const Schedule &schedule, bool vectorized,
                  OpBuilder &builder)
-      : kernel(kernel), chains(kernel), sched(schedule),
-        vectorized(vectorized), b(builder), loc(kernel.getLoc()) {
+      : kernel(kernel), chains(kernel), sched(schedule), vectorized(vectorized),
+        b(builder), loc(kernel.getLoc()) {
     // The general variant touches one element at a time, with the same
     // elements per thread: lane, lane + T, ... keep accesses coalesced and
     // the per-element address and mask arithmetic small.
@@ -75,9 +75,7 @@ public:
 
 private:
   // Constants and small helpers.
-  Value i64c(int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, v, 64);
-  }
+  Value i64c(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); }
   Value f32c(double v) {
     return arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
                                           APFloat((float)v));
@@ -102,8 +100,7 @@ private:
     return VectorType::get({sched.chunk}, element);
   }
   Value splat(Value scalar) {
-    return vector::BroadcastOp::create(b, loc, vecOf(scalar.getType()),
-                                       scalar);
+    return vector::BroadcastOp::create(b, loc, vecOf(scalar.getType()), scalar);
   }
   Value gep(Value base, Type element, Value offset) {
     return LLVM::GEPOp::create(b, loc, base.getType(), element, base,
@@ -268,12 +265,12 @@ LogicalResult KernelLowering::emit(StringRef name) {
         gpu::AddressSpaceAttr::get(b.getContext(),
                                    gpu::AddressSpace::Workgroup)));
 
-  auto func = gpu::GPUFuncOp::create(b, loc, name,
-                                     b.getFunctionType(paramTypes, {}),
-                                     workgroupTypes, TypeRange{});
+  auto func =
+      gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(paramTypes, {}),
+                             workgroupTypes, TypeRange{});
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
-      {(int32_t)sched.blockSize(), 1, 1}));
+  func.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({(int32_t)sched.blockSize(), 1, 1}));
   if (!workgroupTypes.empty())
     workgroup = func.getWorkgroupAttributions().front();
 
@@ -296,10 +293,9 @@ LogicalResult KernelLowering::emit(StringRef name) {
   for (unsigned c = 0; c < chains.getChains().size(); ++c) {
     Value ctas = arith::CeilDivUIOp::create(b, loc, chainRows[c], rowsPerCta);
     Value end = add(ctaStart, ctas);
-    Value mine = andI(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                            cta, ctaStart),
-                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                            cta, end));
+    Value mine = andI(
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, cta, ctaStart),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, cta, end));
     auto ifOp = scf::IfOp::create(b, loc, mine, /*withElseRegion=*/false);
     {
       OpBuilder::InsertionGuard chainGuard(b);
@@ -406,8 +402,8 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
   for (Operation *op : chain.ops) {
     if (auto selectOp = dyn_cast<SelectLoadOp>(op)) {
       auto indexType = cast<RankedTensorType>(selectOp.getIndex().getType());
-      Value ptr = argValue[cast<BlockArgument>(selectOp.getIndex())
-                               .getArgNumber()];
+      Value ptr =
+          argValue[cast<BlockArgument>(selectOp.getIndex()).getArgNumber()];
       SmallVector<Value> strides = stridesOf(selectOp.getIndex());
       Value offset = add(mul(rowB, strides[0]), rowS);
       Value index = LLVM::LoadOp::create(
@@ -416,16 +412,16 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
           indexType.getElementTypeBitWidth() / 8, false, false,
           /*isInvariant=*/true);
       Value zero = arith::ConstantIntOp::create(b, loc, index.getType(), 0);
-      selectTaken[op] = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ne, index, zero);
+      selectTaken[op] =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, index, zero);
     } else if (auto rope = dyn_cast<RopeOp>(op)) {
       auto posType = cast<RankedTensorType>(rope.getPositions().getType());
-      Value ptr = argValue[cast<BlockArgument>(rope.getPositions())
-                               .getArgNumber()];
-      Value pos = LLVM::LoadOp::create(
-          b, loc, posType.getElementType(),
-          gep(ptr, posType.getElementType(), rowB),
-          posType.getElementTypeBitWidth() / 8, false, false, true);
+      Value ptr =
+          argValue[cast<BlockArgument>(rope.getPositions()).getArgNumber()];
+      Value pos = LLVM::LoadOp::create(b, loc, posType.getElementType(),
+                                       gep(ptr, posType.getElementType(), rowB),
+                                       posType.getElementTypeBitWidth() / 8,
+                                       false, false, true);
       if (pos.getType() != b.getI64Type())
         pos = arith::ExtSIOp::create(b, loc, b.getI64Type(), pos);
       if (Value offset = rope.getOffset()) {
@@ -436,10 +432,9 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
       }
       Value maxPos =
           cacheRows[cast<BlockArgument>(rope.getCache()).getArgNumber()];
-      Value inRange =
-          andI(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, pos,
-                                     i64c(0)),
-               lt(pos, maxPos));
+      Value inRange = andI(arith::CmpIOp::create(
+                               b, loc, arith::CmpIPredicate::sge, pos, i64c(0)),
+                           lt(pos, maxPos));
       ropePosition[op] = {select(inRange, pos, i64c(0)), inRange};
     }
   }
@@ -451,10 +446,9 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
       reductions.push_back(reduce);
 
   int64_t C = sched.chunk;
-  Value numChunks = vectorized
-                        ? div(rowLength, i64c(C))
-                        : arith::CeilDivUIOp::create(b, loc, rowLength,
-                                                     i64c(C));
+  Value numChunks =
+      vectorized ? div(rowLength, i64c(C))
+                 : arith::CeilDivUIOp::create(b, loc, rowLength, i64c(C));
   Operation *ret = kernel.getReturn();
   SmallVector<std::pair<unsigned, Value>> outputs;
   for (unsigned r : chain.results)
@@ -463,8 +457,8 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
   if (sched.isRegisterResident()) {
     SmallVector<Chunk> chunks;
     for (int64_t k = 0; k < sched.chunksPerThread; ++k)
-      chunks.push_back(makeChunk(
-          add(i64c(k * sched.threadsPerRow), lane), numChunks));
+      chunks.push_back(
+          makeChunk(add(i64c(k * sched.threadsPerRow), lane), numChunks));
     for (ReduceOp reduce : reductions) {
       Value partial;
       for (Chunk &chunk : chunks) {
@@ -495,9 +489,10 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
   }
 
   // Streaming: one loop over the thread's chunks per phase.
-  auto chunkLoop = [&](ValueRange init,
-                       function_ref<SmallVector<Value>(Chunk &, ValueRange)>
-                           body) -> scf::ForOp {
+  auto chunkLoop =
+      [&](ValueRange init,
+          function_ref<SmallVector<Value>(Chunk &, ValueRange)> body)
+      -> scf::ForOp {
     auto loop = scf::ForOp::create(b, loc, lane, numChunks,
                                    i64c(sched.threadsPerRow), init);
     OpBuilder::InsertionGuard guard(b);
@@ -575,8 +570,8 @@ Value KernelLowering::loadRow(Value ptr, Type element, Value rowOff,
   if (vectorized) {
     Value address = gep(ptr, element, add(rowOff, chunk.base));
     unsigned align = std::min<unsigned>(16, bytes * sched.chunk);
-    return LLVM::LoadOp::create(b, loc, vecOf(element), address, align,
-                                false, false, invariant);
+    return LLVM::LoadOp::create(b, loc, vecOf(element), address, align, false,
+                                false, invariant);
   }
   SmallVector<Value> elements;
   for (Value e : chunk.elements)
@@ -803,15 +798,16 @@ Value KernelLowering::evaluateRope(RopeOp rope, Chunk &chunk) {
         Chunk partner = makeShiftedChunk(chunk, partnerOf);
         xp = toF32(evaluate(rope.getInput(), partner));
       }
-      Value col = select(lt(e0, rotaryC), select(first, e0, sub(e0, halfC)),
-                         i64c(0));
+      Value col =
+          select(lt(e0, rotaryC), select(first, e0, sub(e0, halfC)), i64c(0));
       unsigned align = std::min<int64_t>(16, 4 * C);
       cos = LLVM::LoadOp::create(b, loc, vecOf(f32),
                                  gep(cachePtr, f32, add(cacheRow, col)), align,
                                  false, false, true);
       sin = LLVM::LoadOp::create(
-          b, loc, vecOf(f32), gep(cachePtr, f32, add(cacheRow, add(col, halfC))),
-          align, false, false, true);
+          b, loc, vecOf(f32),
+          gep(cachePtr, f32, add(cacheRow, add(col, halfC))), align, false,
+          false, true);
       sign = select(splat(first), splat(f32c(-1.0)), splat(f32c(1.0)));
     } else {
       // Pairs are adjacent inside the chunk: swap them in registers.
@@ -857,8 +853,8 @@ Value KernelLowering::evaluateRope(RopeOp rope, Chunk &chunk) {
       }
       col = select(inRot, col, i64c(0));
       cosElems.push_back(LLVM::LoadOp::create(
-          b, loc, f32, gep(cachePtr, f32, add(cacheRow, col)), 4, false,
-          false, true));
+          b, loc, f32, gep(cachePtr, f32, add(cacheRow, col)), 4, false, false,
+          true));
       sinElems.push_back(LLVM::LoadOp::create(
           b, loc, f32, gep(cachePtr, f32, add(cacheRow, add(col, halfC))), 4,
           false, false, true));
@@ -898,24 +894,22 @@ Value KernelLowering::reduceChunk(ReduceOp op, Chunk &chunk) {
   if (op.getKind() == ReduceKind::MeanSq)
     v = arith::MulFOp::create(b, loc, v, v);
   bool isMax = op.getKind() == ReduceKind::Max;
-  Value identity =
-      f32c(isMax ? -std::numeric_limits<double>::infinity() : 0.0);
+  Value identity = f32c(isMax ? -std::numeric_limits<double>::infinity() : 0.0);
   // Masked elements contribute the identity (-inf for max, not 0).
   if (!vectorized) {
     Value mask = vector::FromElementsOp::create(
         b, loc, VectorType::get({sched.chunk}, b.getI1Type()), chunk.valid);
     v = select(mask, v, splat(identity));
   }
-  auto kind = isMax ? vector::CombiningKind::MAXIMUMF
-                    : vector::CombiningKind::ADD;
+  auto kind =
+      isMax ? vector::CombiningKind::MAXIMUMF : vector::CombiningKind::ADD;
   Value sum = vector::ReductionOp::create(b, loc, kind, v);
   if (vectorized)
     sum = select(chunk.valid[0], sum, identity);
   return sum;
 }
 
-Value KernelLowering::allReduce(Value partial, ReduceKind kind,
-                                unsigned slot) {
+Value KernelLowering::allReduce(Value partial, ReduceKind kind, unsigned slot) {
   // Butterfly among the row's lanes of the warp (lanes of a row are
   // consecutive and aligned, so xor offsets below T stay inside the row).
   int64_t width = std::min<int64_t>(sched.threadsPerRow, 32);
@@ -968,8 +962,8 @@ void KernelLowering::storeRow(unsigned result, Value value, Chunk &chunk) {
   Type element = type.getElementType();
   unsigned bytes = element.getIntOrFloatBitWidth() / 8;
   if (vectorized) {
-    auto ifOp = scf::IfOp::create(b, loc, andI(rowValid, chunk.valid[0]),
-                                  false);
+    auto ifOp =
+        scf::IfOp::create(b, loc, andI(rowValid, chunk.valid[0]), false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
     LLVM::StoreOp::create(b, loc, value,
@@ -978,8 +972,8 @@ void KernelLowering::storeRow(unsigned result, Value value, Chunk &chunk) {
     return;
   }
   for (auto [i, e] : llvm::enumerate(chunk.elements)) {
-    auto ifOp = scf::IfOp::create(b, loc, andI(rowValid, chunk.valid[i]),
-                                  false);
+    auto ifOp =
+        scf::IfOp::create(b, loc, andI(rowValid, chunk.valid[i]), false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
     Value scalar = vector::ExtractOp::create(b, loc, value, (int64_t)i);

@@ -72,8 +72,7 @@ int64_t mlir::nf::computeChunkElements(KernelOp kernel) {
   auto consider = [&](Type type) {
     if (auto tensor = dyn_cast<RankedTensorType>(type))
       if (isNfFloat(tensor.getElementType()))
-        narrowest = std::min(narrowest,
-                             tensor.getElementTypeBitWidth() / 8);
+        narrowest = std::min(narrowest, tensor.getElementTypeBitWidth() / 8);
   };
   kernel.walk([&](Operation *op) {
     if (auto load = dyn_cast<LoadOp>(op))
@@ -133,8 +132,7 @@ struct NfSelectSchedulePass
         // At least 16 threads (or one per chunk): short rows such as a
         // 128-wide attention head then take one chunk per thread and
         // several rows share a warp.
-        s.threadsPerRow =
-            std::min<int64_t>(16, llvm::PowerOf2Ceil(vectors));
+        s.threadsPerRow = std::min<int64_t>(16, llvm::PowerOf2Ceil(vectors));
         while (s.threadsPerRow < 1024 &&
                llvm::divideCeil(vectors, s.threadsPerRow) > maxChunks)
           s.threadsPerRow *= 2;

@@ -53,8 +53,8 @@ struct NfSpecializeDimsPass
       for (const DimUse &use : chain.dims) {
         if (use.symbol != DimSymbol::D)
           continue;
-        Type &slot =
-            use.argument >= 0 ? argTypes[use.argument] : resultTypes[use.result];
+        Type &slot = use.argument >= 0 ? argTypes[use.argument]
+                                       : resultTypes[use.result];
         auto type = cast<RankedTensorType>(slot);
         if (!type.isDynamicDim(use.dim)) {
           if (type.getDimSize(use.dim) != rowLength)

@@ -15,22 +15,34 @@ using namespace nf::rt;
 
 const char *nf::rt::dtypeName(DType dtype) {
   switch (dtype) {
-  case DType::F32: return "f32";
-  case DType::F16: return "f16";
-  case DType::BF16: return "bf16";
-  case DType::I8: return "i8";
-  case DType::I32: return "i32";
-  case DType::I64: return "i64";
+  case DType::F32:
+    return "f32";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::I8:
+    return "i8";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
   }
   return "?";
 }
 
 int nf::rt::dtypeBytes(DType dtype) {
   switch (dtype) {
-  case DType::F32: case DType::I32: return 4;
-  case DType::F16: case DType::BF16: return 2;
-  case DType::I8: return 1;
-  case DType::I64: return 8;
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::F16:
+  case DType::BF16:
+    return 2;
+  case DType::I8:
+    return 1;
+  case DType::I64:
+    return 8;
   }
   return 0;
 }

@@ -29,10 +29,10 @@ struct ArgumentInfo {
   std::string name;
   bool isTensor = true;
   DType dtype = DType::F32;
-  Shape shape;         ///< empty for scalars
-  std::string role;    ///< data, select_index, rope_cache, rope_positions,
-                       ///< rope_offset, unused
-  std::string bcast;   ///< One, D, BD, B1D, BSD, BF1D for data; BS / B / -
+  Shape shape;       ///< empty for scalars
+  std::string role;  ///< data, select_index, rope_cache, rope_positions,
+                     ///< rope_offset, unused
+  std::string bcast; ///< One, D, BD, B1D, BSD, BF1D for data; BS / B / -
   std::vector<int> chains;
 };
 
@@ -59,7 +59,7 @@ struct KernelInfo {
   int threadsPerRow = 0, rowsPerCta = 0, chunk = 0, chunksPerThread = 0;
   int blockSize = 0;
   int sharedBytes = 0;
-  int64_t rowLength = -1; ///< static D, or -1
+  int64_t rowLength = -1;         ///< static D, or -1
   std::string vectorizedFunction; ///< empty when there is none
   std::string generalFunction;
   int numChains = 0;

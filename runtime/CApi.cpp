@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/nf_runtime.h"
 #include "runtime/Runtime.h"
+#include "runtime/nf_runtime.h"
 
 #include <cstring>
 
@@ -65,8 +65,8 @@ extern "C" int nf_launch(nf_module *module, const char *kernel,
   constexpr size_t kMax = 64;
   if (!module || !kernel || numArgs > kMax || numResults > kMax ||
       (numArgs && !args) || (numResults && !results))
-    return report(Status::error("nf_launch: null or oversized argument"),
-                  error, size);
+    return report(Status::error("nf_launch: null or oversized argument"), error,
+                  size);
   Value values[kMax];
   Tensor outs[kMax];
   for (size_t i = 0; i < numArgs; ++i) {

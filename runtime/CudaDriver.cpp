@@ -33,7 +33,7 @@ static DriverState &loadDriver() {
       return;
     }
 #define NF_LOAD_SYMBOL(name, ret, args)                                        \
-  state.table.name = reinterpret_cast<ret(*) args>(dlsym(handle, #name));     \
+  state.table.name = reinterpret_cast<ret(*) args>(dlsym(handle, #name));      \
   if (!state.table.name) {                                                     \
     state.error = "the CUDA driver has no symbol " #name;                      \
     return;                                                                    \

@@ -56,7 +56,7 @@ constexpr int CU_FUNC_ATTRIBUTE_NUM_REGS = 4;
   X(cuMemcpyDtoH_v2, CUresult, (void *, CUdeviceptr, size_t))                  \
   X(cuMemcpyDtoDAsync_v2, CUresult,                                            \
     (CUdeviceptr, CUdeviceptr, size_t, CUstream))                              \
-  X(cuMemsetD8_v2, CUresult, (CUdeviceptr, unsigned char, size_t))            \
+  X(cuMemsetD8_v2, CUresult, (CUdeviceptr, unsigned char, size_t))             \
   X(cuCtxSynchronize, CUresult, ())                                            \
   X(cuEventCreate, CUresult, (CUevent *, unsigned))                            \
   X(cuEventRecord, CUresult, (CUevent, CUstream))                              \
@@ -68,7 +68,8 @@ constexpr int CU_FUNC_ATTRIBUTE_NUM_REGS = 4;
   X(cuStreamSynchronize, CUresult, (CUstream))                                 \
   X(cuStreamBeginCapture_v2, CUresult, (CUstream, int))                        \
   X(cuStreamEndCapture, CUresult, (CUstream, void **))                         \
-  X(cuGraphInstantiateWithFlags, CUresult, (void **, void *, unsigned long long)) \
+  X(cuGraphInstantiateWithFlags, CUresult,                                     \
+    (void **, void *, unsigned long long))                                     \
   X(cuGraphLaunch, CUresult, (void *, CUstream))                               \
   X(cuGraphExecDestroy, CUresult, (void *))                                    \
   X(cuGraphDestroy, CUresult, (void *))

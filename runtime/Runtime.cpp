@@ -231,9 +231,9 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
     return Status::error(where + "row length D must be at least 1, found " +
                          std::to_string(sizes.d));
   if (kernel.rowLength >= 0 && sizes.d != kernel.rowLength)
-    return Status::error(where + "compiled for D = " +
-                         std::to_string(kernel.rowLength) + ", found D = " +
-                         std::to_string(sizes.d));
+    return Status::error(
+        where + "compiled for D = " + std::to_string(kernel.rowLength) +
+        ", found D = " + std::to_string(sizes.d));
   uint64_t totalCtas = 0;
   int64_t rows[Sizes::kMaxChains];
   for (int c = 0; c < kernel.numChains; ++c) {
@@ -253,8 +253,8 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
     return Status::error(where + "too many rows for one launch");
 
   // Variant.
-  bool vectorized = !kernel.vectorizedFunction.empty() &&
-                    sizes.d % kernel.chunk == 0;
+  bool vectorized =
+      !kernel.vectorizedFunction.empty() && sizes.d % kernel.chunk == 0;
   for (size_t i = 0; i < numArgs && vectorized; ++i) {
     const ArgumentInfo &info = kernel.args[i];
     if (info.role == "data" || info.role == "rope_cache")
@@ -355,23 +355,19 @@ Status Module::load(const Artifact &artifact, std::unique_ptr<Module> &out) {
     auto resolve = [&](const std::string &name, FunctionInfo &fn) -> Status {
       if (name.empty())
         return Status();
-      if (Status s = check(driver->cuModuleGetFunction(&fn.function,
-                                                       module->module,
-                                                       name.c_str()),
+      if (Status s = check(driver->cuModuleGetFunction(
+                               &fn.function, module->module, name.c_str()),
                            "finding function '" + name + "'");
           !s)
         return s;
       driver->cuFuncGetAttribute(&fn.registers, CU_FUNC_ATTRIBUTE_NUM_REGS,
                                  fn.function);
-      driver->cuFuncGetAttribute(&fn.localBytes,
-                                 CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
-                                 fn.function);
-      driver->cuFuncGetAttribute(&fn.sharedBytes,
-                                 CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                                 fn.function);
-      driver->cuFuncGetAttribute(&fn.maxThreads,
-                                 CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                                 fn.function);
+      driver->cuFuncGetAttribute(
+          &fn.localBytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn.function);
+      driver->cuFuncGetAttribute(
+          &fn.sharedBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn.function);
+      driver->cuFuncGetAttribute(
+          &fn.maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn.function);
       if (fn.maxThreads < info.blockSize)
         return Status::error("function '" + name + "' runs at most " +
                              std::to_string(fn.maxThreads) +
@@ -404,8 +400,8 @@ const FunctionInfo *Module::getFunctionInfo(const std::string &kernel,
 }
 
 Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
-                      const Tensor *results, size_t numResults,
-                      CUstream stream, LaunchPlan *planOut) const {
+                      const Tensor *results, size_t numResults, CUstream stream,
+                      LaunchPlan *planOut) const {
   const Entry *entry = nullptr;
   for (const Entry &e : entries)
     if (e.info->name == kernel)
@@ -415,8 +411,8 @@ Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
                          "' in the artifact");
   LaunchPlan local;
   LaunchPlan &plan = planOut ? *planOut : local;
-  if (Status s = planLaunch(*entry->info, args, numArgs, results, numResults,
-                            plan);
+  if (Status s =
+          planLaunch(*entry->info, args, numArgs, results, numResults, plan);
       !s)
     return s;
   if (plan.grid == 0)
@@ -424,8 +420,8 @@ Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
   void *params[kMaxParams];
   for (int p = 0; p < plan.numParams; ++p)
     params[p] = &plan.params[p];
-  CUfunction fn = plan.vectorized ? entry->vectorized.function
-                                  : entry->general.function;
+  CUfunction fn =
+      plan.vectorized ? entry->vectorized.function : entry->general.function;
   return check(driver->cuLaunchKernel(fn, plan.grid, 1, 1, plan.block, 1, 1, 0,
                                       stream, params, nullptr),
                std::string("launching '") + kernel + "'");

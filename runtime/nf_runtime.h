@@ -24,7 +24,7 @@ enum { NF_F32 = 0, NF_F16 = 1, NF_BF16 = 2, NF_I8 = 3, NF_I32 = 4, NF_I64 = 5 };
 typedef struct {
   uint64_t data; /* device pointer */
   int32_t dtype;
-  int32_t rank;  /* at most 4 */
+  int32_t rank; /* at most 4 */
   int64_t shape[4];
   int64_t strides[4]; /* in elements; the last must be 1 */
 } nf_tensor;

@@ -34,21 +34,22 @@ static cl::opt<std::string>
     outputFile("o", cl::desc("Output file (artifact, or the --emit stage)"),
                cl::value_desc("file"), cl::init("-"), cl::cat(category));
 static cl::opt<std::string>
-    chip("sm", cl::desc("Target SM: sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, "
-                        "sm_90a, sm_100, sm_100a, sm_103, sm_110, sm_120, "
-                        "sm_120a, sm_121"),
+    chip("sm",
+         cl::desc("Target SM: sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, "
+                  "sm_90a, sm_100, sm_100a, sm_103, sm_110, sm_120, "
+                  "sm_120a, sm_121"),
          cl::init("sm_90"), cl::cat(category));
 static cl::list<std::string>
     dims("dim",
          cl::desc("Fix a dynamic size at compile time, e.g. --dim D=1536 "
                   "(only D, the row length, changes the generated code)"),
          cl::value_desc("D=<n>"), cl::cat(category));
-static cl::opt<std::string> emit(
-    "emit",
-    cl::desc("What to write: artifact (default), ptx, or the IR after a "
-             "stage: rows (specialized, decomposed, scheduled nf), gpu "
-             "(gpu.module), nvvm (LLVM/NVVM dialects)"),
-    cl::init("artifact"), cl::cat(category));
+static cl::opt<std::string>
+    emit("emit",
+         cl::desc("What to write: artifact (default), ptx, or the IR after a "
+                  "stage: rows (specialized, decomposed, scheduled nf), gpu "
+                  "(gpu.module), nvvm (LLVM/NVVM dialects)"),
+         cl::init("artifact"), cl::cat(category));
 static cl::opt<std::string>
     cudaPath("cuda-path",
              cl::desc("CUDA toolkit root: libdevice for math, ptxas for "
@@ -63,16 +64,18 @@ static cl::opt<bool> ptxasInfo(
     cl::desc("Print per kernel: schedule, block size, shared memory, and "
              "registers and spills as ptxas reports them"),
     cl::cat(category));
-static cl::opt<int64_t> threadsPerRow(
-    "threads-per-row", cl::desc("Force threads per row (power of two)"),
-    cl::init(0), cl::cat(category));
+static cl::opt<int64_t>
+    threadsPerRow("threads-per-row",
+                  cl::desc("Force threads per row (power of two)"), cl::init(0),
+                  cl::cat(category));
 static cl::opt<int64_t> rowsPerCta("rows-per-cta",
                                    cl::desc("Force rows per CTA"), cl::init(0),
                                    cl::cat(category));
-static cl::opt<bool> streaming(
-    "streaming", cl::desc("Force the streaming schedule (row re-read from "
-                          "memory per reduction) even for a static D"),
-    cl::cat(category));
+static cl::opt<bool>
+    streaming("streaming",
+              cl::desc("Force the streaming schedule (row re-read from "
+                       "memory per reduction) even for a static D"),
+              cl::cat(category));
 
 static int fail(const Twine &message) {
   errs() << "nf-compile: error: " << message << "\n";
@@ -145,8 +148,8 @@ static void printPtxasSummary(StringRef log, raw_ostream &os) {
     }
     at = line.find("Used ");
     if (at != StringRef::npos && !function.empty()) {
-      os << "  " << function << ": " << line.substr(at).trim() << "; "
-         << spills << "\n";
+      os << "  " << function << ": " << line.substr(at).trim() << "; " << spills
+         << "\n";
       function.clear();
     }
   }
@@ -200,8 +203,7 @@ int main(int argc, char **argv) {
   auto sourceMgr = std::make_shared<SourceMgr>();
   sourceMgr->AddNewSourceBuffer(std::move(input), SMLoc());
   SourceMgrDiagnosticHandler diagnostics(*sourceMgr, &context);
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
   if (module->getOps<nf::KernelOp>().empty())
@@ -213,8 +215,7 @@ int main(int argc, char **argv) {
 
   std::string stageDump;
   raw_string_ostream dumpStream(stageDump);
-  FailureOr<std::string> ptx =
-      nf::compileToPTX(*module, options, &dumpStream);
+  FailureOr<std::string> ptx = nf::compileToPTX(*module, options, &dumpStream);
   if (!options.dumpStage.empty()) {
     if (stageDump.empty())
       return 1;
@@ -236,10 +237,10 @@ int main(int argc, char **argv) {
   }
   if (emit == "ptx")
     output->os() << *ptx;
-  else if (failed(nf::writeArtifact(
-               *module, chip, *ptx,
-               cubin ? std::optional<StringRef>(cubinData) : std::nullopt,
-               output->os())))
+  else if (failed(nf::writeArtifact(*module, chip, *ptx,
+                                    cubin ? std::optional<StringRef>(cubinData)
+                                          : std::nullopt,
+                                    output->os())))
     return 1;
   output->keep();
   return 0;

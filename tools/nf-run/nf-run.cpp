@@ -138,8 +138,8 @@ Buffer makeBuffer(const CudaDriver *cu, DType dtype, const Shape &shape,
                   bytes);
     }
   }
-  checkCuda(cu, cu->cuMemcpyHtoD_v2(buf.alloc, buf.expected.data(),
-                                    buf.allocBytes),
+  checkCuda(cu,
+            cu->cuMemcpyHtoD_v2(buf.alloc, buf.expected.data(), buf.allocBytes),
             "cuMemcpyHtoD");
   return buf;
 }
@@ -222,8 +222,20 @@ void checkOutput(const CudaDriver *cu, const std::string &label, Buffer &buf,
   if (!ok)
     ++failures;
   std::printf("%s %s %s err=%.3e tol=%.0e unwritten=%lld stray_bytes=%lld\n",
-              ok ? "PASS" : "FAIL", label.c_str(), dtypeName(t.dtype), err,
-              tol, (long long)unwritten, (long long)stray);
+              ok ? "PASS" : "FAIL", label.c_str(), dtypeName(t.dtype), err, tol,
+              (long long)unwritten, (long long)stray);
+}
+
+/// A non-negative integer option value, or a clear error.
+int64_t parseCount(const std::string &option, const std::string &text) {
+  try {
+    size_t used = 0;
+    long long v = std::stoll(text, &used);
+    if (used == text.size() && v >= 0)
+      return v;
+  } catch (...) {
+  }
+  die(option + " expects a non-negative integer, found '" + text + "'");
 }
 
 std::map<std::string, std::string> parseDims(const std::string &text) {
@@ -239,7 +251,8 @@ std::map<std::string, std::string> parseDims(const std::string &text) {
 }
 
 /// Shapes of every argument and result from symbolic sizes (bench mode).
-void shapesFromDims(const KernelInfo &k, std::map<std::string, std::string> dims,
+void shapesFromDims(const KernelInfo &k,
+                    std::map<std::string, std::string> dims,
                     std::vector<Shape> &argShapes,
                     std::vector<Shape> &resultShapes) {
   auto size = [&](const std::string &letter) -> int64_t {
@@ -248,7 +261,7 @@ void shapesFromDims(const KernelInfo &k, std::map<std::string, std::string> dims
     auto it = dims.find(letter);
     if (it == dims.end())
       die("--dims needs " + letter);
-    return std::stoll(it->second);
+    return parseCount("--dims " + letter, it->second);
   };
   static const std::map<std::string, std::vector<std::string>> letters = {
       {"One", {"1"}},           {"D", {"D"}},
@@ -297,7 +310,7 @@ int main(int argc, char **argv) {
     else if (a == "--misalign")
       misalign = true;
     else if (a == "--pad")
-      pad = std::stoll(value());
+      pad = parseCount(a, value());
     else if (a == "--graph")
       graph = true;
     else if (a == "--bench")
@@ -305,7 +318,7 @@ int main(int argc, char **argv) {
     else if (a == "--dims")
       dimsText = value();
     else if (a == "--iters")
-      iters = std::stoi(value());
+      iters = std::max<int64_t>(1, parseCount(a, value()));
     else if (a == "--kernel")
       kernelName = value();
     else if (a == "--help" || a == "-h") {
@@ -331,9 +344,14 @@ int main(int argc, char **argv) {
   const CudaDriver *cu = getCudaDriver(error);
 
   if (bench) {
-    const KernelInfo &k =
-        kernelName.empty() ? artifact.kernels.at(0)
-                           : *artifact.findKernel(kernelName);
+    if (artifact.kernels.empty())
+      die("the artifact has no kernel");
+    const KernelInfo *found = kernelName.empty()
+                                  ? &artifact.kernels.front()
+                                  : artifact.findKernel(kernelName);
+    if (!found)
+      die("the artifact has no kernel '" + kernelName + "'");
+    const KernelInfo &k = *found;
     std::vector<Shape> argShapes, resultShapes;
     shapesFromDims(k, parseDims(dimsText), argShapes, resultShapes);
     // Enough input sets to rotate through more than the L2 cache.
@@ -348,7 +366,8 @@ int main(int argc, char **argv) {
       if (k.results[r].inPlace < 0)
         setBytes += 2 * resultShapes[r][0] * resultShapes[r][1] *
                     resultShapes[r][2] * dtypeBytes(k.results[r].dtype) / 2;
-    int sets = std::max<int>(2, std::min<int>(8, (256 << 20) / std::max<size_t>(setBytes, 1) + 1));
+    int sets = std::max<int>(
+        2, std::min<int>(8, (256 << 20) / std::max<size_t>(setBytes, 1) + 1));
     std::vector<std::vector<Value>> argSets(sets);
     std::vector<std::vector<Tensor>> resultSets(sets);
     std::vector<CUdeviceptr> allocations;
@@ -357,8 +376,8 @@ int main(int argc, char **argv) {
         Value v;
         v.isTensor = k.args[i].isTensor;
         if (v.isTensor) {
-          Buffer b = makeBuffer(cu, k.args[i].dtype, argShapes[i], nullptr, 0,
-                                false);
+          Buffer b =
+              makeBuffer(cu, k.args[i].dtype, argShapes[i], nullptr, 0, false);
           // Finite data for floats (0x3C3C...), zero for integers.
           bool isInt = k.args[i].dtype == DType::I8 ||
                        k.args[i].dtype == DType::I32 ||
@@ -470,14 +489,16 @@ int main(int argc, char **argv) {
     auto it = inputs.find(info.name);
     if (it == inputs.end())
       die("case has no input '" + info.name + "'");
-    std::vector<unsigned char> data = readFile(caseDir + "/" + it->second->file);
+    std::vector<unsigned char> data =
+        readFile(caseDir + "/" + it->second->file);
     args[i].isTensor = info.isTensor;
     if (!info.isTensor) {
       args[i].scalar = (int64_t)toDouble(data.data(), info.dtype);
       continue;
     }
-    argBuffers[i] = makeBuffer(cu, info.dtype, parseShapeText(it->second->shape),
-                               &data, pad, misalign);
+    argBuffers[i] =
+        makeBuffer(cu, info.dtype, parseShapeText(it->second->shape), &data,
+                   pad, misalign);
     args[i].tensor = argBuffers[i].tensor;
   }
   std::vector<Buffer> resultBuffers(k->results.size());
@@ -489,9 +510,9 @@ int main(int argc, char **argv) {
       results[r] = args[k->results[r].inPlace].tensor;
       continue;
     }
-    resultBuffers[r] = makeBuffer(cu, k->results[r].dtype,
-                                  parseShapeText(outputs[r]->shape), nullptr,
-                                  pad, misalign);
+    resultBuffers[r] =
+        makeBuffer(cu, k->results[r].dtype, parseShapeText(outputs[r]->shape),
+                   nullptr, pad, misalign);
     results[r] = resultBuffers[r].tensor;
   }
   LaunchPlan plan;
@@ -500,15 +521,14 @@ int main(int argc, char **argv) {
       !s)
     die(s.message());
   checkCuda(cu, cu->cuCtxSynchronize(), "kernel execution");
-  std::string label = kname + " case=" + caseDir +
-                      " variant=" + (plan.vectorized ? "vectorized" : "general") +
+  std::string label = kname + " case=" + caseDir + " variant=" +
+                      (plan.vectorized ? "vectorized" : "general") +
                       (misalign ? " misaligned" : "") +
                       (pad ? " pad=" + std::to_string(pad) : "");
   for (size_t r = 0; r < k->results.size(); ++r) {
     std::vector<unsigned char> ref = readFile(caseDir + "/" + outputs[r]->file);
-    Buffer &buf = k->results[r].inPlace >= 0
-                      ? argBuffers[k->results[r].inPlace]
-                      : resultBuffers[r];
+    Buffer &buf = k->results[r].inPlace >= 0 ? argBuffers[k->results[r].inPlace]
+                                             : resultBuffers[r];
     checkOutput(cu, label + " out" + std::to_string(r), buf, ref);
   }
   // Inputs not written in place must be unchanged, byte for byte.

@@ -1,0 +1,54 @@
+// The PTX of each schedule: 16-byte row loads and stores in the vectorized
+// kernel, butterfly shuffles for the reduction, a barrier only where the
+// row spans several warps, and the block size as .maxntid.
+//
+// Several rows per warp (D = 128: 16 threads per row, 8 rows per CTA):
+// RUN: nf-compile %s --sm sm_90 --dim D=128 --emit=ptx | FileCheck %s --check-prefix=MULTI
+// One warp per row:
+// RUN: nf-compile %s --sm sm_90 --dim D=1024 --threads-per-row 32 --emit=ptx | FileCheck %s --check-prefix=WARP
+// One CTA per row, across warps (D = 4096: 128 threads per row):
+// RUN: nf-compile %s --sm sm_90 --dim D=4096 --emit=ptx | FileCheck %s --check-prefix=CTA
+// D left dynamic: the row is streamed, 256 threads per row:
+// RUN: nf-compile %s --sm sm_80 --emit=ptx | FileCheck %s --check-prefix=STREAM
+
+nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %wb = nf.load %w [D] : tensor<?xbf16>
+  %y = nf.rms_norm %xb weight %wb eps 1.0e-6 : !nf.row<bf16>
+  nf.return %y : !nf.row<bf16>
+}
+
+// MULTI-LABEL: .entry rms(
+// MULTI: .maxntid 128, 1, 1
+// MULTI-NOT: bar.sync
+// MULTI: ld.global.nc.v4.b32
+// MULTI: shfl.sync.bfly.b32
+// MULTI-NOT: bar.sync
+// MULTI: st.global.v4.b32
+// MULTI-LABEL: .entry rms_general(
+
+// WARP-LABEL: .entry rms(
+// WARP: .maxntid 128, 1, 1
+// WARP-NOT: bar.sync
+// WARP: ld.global.nc.v4.b32
+// WARP-COUNT-5: shfl.sync.bfly.b32
+// WARP-NOT: bar.sync
+// WARP: st.global.v4.b32
+// WARP-LABEL: .entry rms_general(
+
+// CTA-LABEL: .entry rms(
+// CTA: .maxntid 128, 1, 1
+// CTA: ld.global.nc.v4.b32
+// CTA: shfl.sync.bfly.b32
+// CTA: bar.sync
+// CTA: st.global.v4.b32
+// CTA-LABEL: .entry rms_general(
+
+// STREAM-LABEL: .entry rms(
+// STREAM: .maxntid 256, 1, 1
+// STREAM: ld.global.nc.v4.b32
+// STREAM: shfl.sync.bfly.b32
+// STREAM: bar.sync
+// STREAM: st.global.v4.b32
+// STREAM-LABEL: .entry rms_general(
+// STREAM-NOT: ld.global{{(.nc)?}}.v4.b32

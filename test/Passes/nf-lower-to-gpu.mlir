@@ -1,0 +1,58 @@
+// RUN: nf-opt %s -nf-lower-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
+
+// A scheduled kernel becomes a vectorized and a general gpu.func with one
+// pointer per tensor, then the sizes and strides (passes/KernelABI.h).
+// The vectorized one loads 16-byte chunks with alignment 16, reduces with
+// xor shuffles over the 16 lanes of a row (offsets 8, 4, 2, 1) and stores
+// 16-byte chunks; the general one touches single elements.
+// CHECK: module attributes {gpu.container_module}
+// CHECK: gpu.module @nf_kernels
+// CHECK: gpu.func @rms(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64
+// CHECK-SAME: kernel
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// CHECK: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK: vector.reduction <add>
+// CHECK: gpu.shuffle  xor %{{.*}}, %c8_i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c4_i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.sqrt.rn.f"
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
+// CHECK: gpu.func @rms_general(
+// CHECK: llvm.load %{{.*}} invariant {alignment = 2 : i64} : !llvm.ptr<1> -> bf16
+nf.kernel @rms(%x: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16>
+    attributes {nf.schedule = {chunk = 8 : i64, chunks_per_thread = 1 : i64,
+                               kind = "multi_row", rows_per_cta = 8 : i64,
+                               threads_per_row = 16 : i64}} {
+  %eps = nf.constant 1.000000e-06 : f32
+  %xb = nf.load %x [B, S, D] : tensor<?x?x128xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
+  %v = nf.add %ms, %eps : f32
+  %r = nf.rsqrt %v : f32
+  %y = nf.mul %xf, %r : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// Composites must be decomposed first.
+nf.kernel @composite(%x: tensor<?x?x128xf32>) -> tensor<?x?x128xf32>
+    attributes {nf.schedule = {chunk = 4 : i64, chunks_per_thread = 1 : i64,
+                               kind = "warp", rows_per_cta = 4 : i64,
+                               threads_per_row = 32 : i64}} {
+  %r = nf.load %x [B, S, D] : tensor<?x?x128xf32>
+  // expected-error@+1 {{must be decomposed before lowering; run -nf-decompose}}
+  %n = nf.rms_norm %r eps 1.0e-6 : !nf.row<f32>
+  nf.return %n : !nf.row<f32>
+}
+
+// -----
+
+// Unscheduled kernels are refused.
+// expected-error@+1 {{has no nf.schedule attribute; run -nf-select-schedule first}}
+nf.kernel @unscheduled(%x: tensor<?x?x128xf32>) -> tensor<?x?x128xf32> {
+  %r = nf.load %x [B, S, D] : tensor<?x?x128xf32>
+  nf.return %r : !nf.row<f32>
+}

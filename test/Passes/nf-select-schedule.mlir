@@ -1,0 +1,38 @@
+// Schedules chosen from D and the dtypes, and forced by options.
+// RUN: nf-opt %s -split-input-file -nf-select-schedule | FileCheck %s
+// RUN: nf-opt %s -split-input-file -nf-select-schedule="threads-per-row=32 rows-per-cta=2" | FileCheck %s --check-prefix=FORCED
+// RUN: nf-opt %s -split-input-file -nf-select-schedule=streaming | FileCheck %s --check-prefix=STREAM
+
+// bf16, D = 128: 16 chunks of 8 -> 16 threads, one chunk each, 8 rows per
+// 128-thread CTA.
+// CHECK-LABEL: nf.kernel @head
+// CHECK-SAME: nf.schedule = {chunk = 8 : i64, chunks_per_thread = 1 : i64, kind = "multi_row", rows_per_cta = 8 : i64, threads_per_row = 16 : i64}
+// FORCED-LABEL: nf.kernel @head
+// FORCED-SAME: nf.schedule = {chunk = 8 : i64, chunks_per_thread = 1 : i64, kind = "warp", rows_per_cta = 2 : i64, threads_per_row = 32 : i64}
+// STREAM-LABEL: nf.kernel @head
+// STREAM-SAME: kind = "streaming", rows_per_cta = 1 : i64, threads_per_row = 256 : i64
+nf.kernel @head(%q: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16> {
+  %r = nf.load %q [B, S, D] : tensor<?x?x128xbf16>
+  nf.return %r : !nf.row<bf16>
+}
+
+// -----
+
+// f32, D = 3072: 768 chunks of 4 -> 256 threads with 3 chunks each: a
+// CTA per row.
+// CHECK-LABEL: nf.kernel @wide
+// CHECK-SAME: nf.schedule = {chunk = 4 : i64, chunks_per_thread = 3 : i64, kind = "cta", rows_per_cta = 1 : i64, threads_per_row = 256 : i64}
+nf.kernel @wide(%x: tensor<?x?x3072xf32>) -> tensor<?x?x3072xf32> {
+  %r = nf.load %x [B, S, D] : tensor<?x?x3072xf32>
+  nf.return %r : !nf.row<f32>
+}
+
+// -----
+
+// D dynamic: streaming.
+// CHECK-LABEL: nf.kernel @any
+// CHECK-SAME: kind = "streaming"
+nf.kernel @any(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
+  %r = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  nf.return %r : !nf.row<bf16>
+}

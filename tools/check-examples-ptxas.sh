@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Compiles every example for every supported SM through ptxas, with D as
+# the file has it and with D fixed, and requires ptxas to report no spills
+# for the D <= 8192 builds. Used by test/Codegen/examples-ptxas.test.
+#   tools/check-examples-ptxas.sh BIN_DIR EXAMPLES_DIR
+set -euo pipefail
+bin=$1; examples=$2
+sms="sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_120"
+status=0
+for f in "$examples"/*.mlir; do
+  name=$(basename "$f" .mlir)
+  # Examples with a static head_dim cannot be re-specialized.
+  if grep -q 'x128x' "$f"; then dims=("") ; else dims=("" "--dim D=3072" "--dim D=8192"); fi
+  for sm in $sms; do
+    for dim in "${dims[@]}"; do
+      if ! info=$("$bin/nf-compile" "$f" --sm "$sm" $dim --ptxas-info -o /dev/null 2>&1); then
+        echo "FAIL $name $sm $dim: $info"; status=1; continue
+      fi
+      if echo "$info" | grep -q "bytes spill stores" && \
+         echo "$info" | grep "bytes spill stores" | grep -vq "0 bytes spill stores, 0 bytes spill loads"; then
+        echo "SPILL $name $sm $dim"; echo "$info"; status=1; continue
+      fi
+      echo "ok $name $sm $dim"
+    done
+  done
+done
+exit $status
