@@ -43,6 +43,9 @@ using namespace mlir::nf;
 
 namespace {
 
+/// Most row elements per thread the general variant keeps in registers.
+constexpr int64_t kMaxGeneralElements = 8;
+
 /// Elements of a row that one evaluation covers.
 struct Chunk {
   /// Index of the first element (vectorized variant; always in bounds).
@@ -68,6 +71,17 @@ public:
     if (!vectorized) {
       this->sched.chunksPerThread *= this->sched.chunk;
       this->sched.chunk = 1;
+      // Element by element, a long register-resident row costs far more
+      // registers than 16-byte chunks and spills: stream it instead, unless
+      // an in-place rotary result needs the whole row before storing.
+      bool inPlaceRope = false;
+      kernel.walk([&](RopeOp) { inPlaceRope = true; });
+      bool inPlace = false;
+      for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
+        inPlace |= kernel.getInPlaceArgument(r).has_value();
+      inPlaceRope &= inPlace;
+      if (this->sched.chunksPerThread > kMaxGeneralElements && !inPlaceRope)
+        this->sched.chunksPerThread = 0;
     }
   }
 
@@ -128,6 +142,8 @@ private:
   Value fromF32(Value v, Type element);
   Value mapScalars(Value v, function_ref<Value(Value)> fn);
   Value sqrtRn(Value x);
+  Value rsqrtRefined(Value x);
+  Value callF32(StringRef intrinsic, Value e);
   Chunk makeChunk(Value chunkIndex, Value numChunks);
   Chunk makeShiftedChunk(Chunk &of, function_ref<Value(Value)> index);
 
@@ -384,9 +400,21 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
   // Rows past the end compute on the last row and store nothing, so every
   // thread reaches every barrier.
   row = select(rowValid, row, sub(rows, i64c(1)));
-  rowB = div(row, chainS[c]);
-  rowS = rem(row, chainS[c]);
-  rowFrame = div(rowS, div(chainS[c], chainF[c]));
+  // 32-bit divisions: a 64-bit one is a called subroutine in SASS (slow,
+  // and its register saves show up as spills). The runtime refuses chains
+  // of 2^31 rows or more.
+  auto i32 = [&](Value v) {
+    return arith::TruncIOp::create(b, loc, b.getI32Type(), v);
+  };
+  auto i64 = [&](Value v) {
+    return arith::ExtUIOp::create(b, loc, b.getI64Type(), v);
+  };
+  Value row32 = i32(row), s32 = i32(chainS[c]);
+  Value sOfRow = arith::RemUIOp::create(b, loc, row32, s32);
+  rowB = i64(arith::DivUIOp::create(b, loc, row32, s32));
+  rowS = i64(sOfRow);
+  Value tokensPerFrame = arith::DivUIOp::create(b, loc, s32, i32(chainF[c]));
+  rowFrame = i64(arith::DivUIOp::create(b, loc, sOfRow, tokensPerFrame));
 
   // Per-row operand state: row offsets (computed here, not on first use,
   // so that they dominate every phase's loop), which select candidate,
@@ -686,6 +714,34 @@ Value KernelLowering::sqrtRn(Value x) {
   });
 }
 
+Value KernelLowering::callF32(StringRef intrinsic, Value e) {
+  return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                       b.getStringAttr(intrinsic),
+                                       ValueRange{e})
+      .getResult(0);
+}
+
+/// rsqrt.approx.f32 refined by one Newton step (relative error ~1e-7).
+/// 1 / sqrt.rn(x) would be exact, but ptxas implements the IEEE division
+/// with a called subroutine whose register saves show up as spills.
+Value KernelLowering::rsqrtRefined(Value x) {
+  return mapScalars(x, [&](Value e) -> Value {
+    Value r = callF32("llvm.nvvm.rsqrt.approx.f", e);
+    Value half = arith::MulFOp::create(b, loc, f32c(0.5), e);
+    Value hrr = arith::MulFOp::create(
+        b, loc, half, arith::MulFOp::create(b, loc, r, r));
+    Value refined = arith::MulFOp::create(
+        b, loc, r, arith::SubFOp::create(b, loc, f32c(1.5), hrr));
+    // 0, inf and NaN keep the approximation's exact special values.
+    Value finitePositive = andI(
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, e,
+                              f32c(0.0)),
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, e,
+                              f32c(std::numeric_limits<double>::infinity())));
+    return select(finitePositive, refined, r);
+  });
+}
+
 Value KernelLowering::emitElementwise(Operation *op, ArrayRef<Value> operands) {
   Type resultElement = getRowElementType(op->getResult(0).getType());
   if (auto cast = dyn_cast<CastOp>(op)) {
@@ -735,9 +791,7 @@ Value KernelLowering::emitElementwise(Operation *op, ArrayRef<Value> operands) {
                 b, loc, one(), arith::AddFOp::create(b, loc, one(), e));
           })
           .Case([&](SqrtOp) { return sqrtRn(x); })
-          .Case([&](RsqrtOp) {
-            return arith::DivFOp::create(b, loc, one(), sqrtRn(x));
-          })
+          .Case([&](RsqrtOp) { return rsqrtRefined(x); })
           .Default([&](Operation *) -> Value { return {}; });
   assert(result && "unhandled elementwise op");
   return fromF32(result, resultElement);
@@ -948,8 +1002,15 @@ Value KernelLowering::allReduce(Value partial, ReduceKind kind, unsigned slot) {
     partial = total;
   }
   if (kind == ReduceKind::Mean || kind == ReduceKind::MeanSq) {
+    // sum * (1 / D), the reciprocal from rcp.approx and one Newton step:
+    // within an ulp of sum / D, without the division subroutine.
     Value d = arith::UIToFPOp::create(b, loc, b.getF32Type(), rowLength);
-    partial = arith::DivFOp::create(b, loc, partial, d);
+    Value r = callF32("llvm.nvvm.rcp.approx.ftz.f", d);
+    Value err = arith::SubFOp::create(b, loc, f32c(1.0),
+                                      arith::MulFOp::create(b, loc, d, r));
+    r = arith::AddFOp::create(b, loc, r,
+                              arith::MulFOp::create(b, loc, r, err));
+    partial = arith::MulFOp::create(b, loc, partial, r);
   }
   return partial;
 }

@@ -246,6 +246,13 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
       return Status::error(where + "S = " + std::to_string(sizes.s[c]) +
                            " is not divisible by the frame count F = " +
                            std::to_string(sizes.f[c]));
+    // The kernels index rows with 32-bit arithmetic.
+    if (sizes.b[c] >= (int64_t(1) << 31) || sizes.s[c] >= (int64_t(1) << 31) ||
+        sizes.b[c] * sizes.s[c] >= (int64_t(1) << 31))
+      return Status::error(where + "chain " + std::to_string(c) + " has " +
+                           std::to_string(sizes.b[c]) + " x " +
+                           std::to_string(sizes.s[c]) +
+                           " rows; at most 2^31 - 1 rows per launch");
     rows[c] = sizes.b[c] * sizes.s[c];
     totalCtas += (rows[c] + kernel.rowsPerCta - 1) / kernel.rowsPerCta;
   }

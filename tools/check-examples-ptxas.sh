@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Compiles every example for every supported SM through ptxas, with D as
-# the file has it and with D fixed, and requires ptxas to report no spills
-# for the D <= 8192 builds. Used by test/Codegen/examples-ptxas.test.
-#   tools/check-examples-ptxas.sh BIN_DIR EXAMPLES_DIR
+# the file has it and with D fixed (3072, 8192). With --no-spills it also
+# requires ptxas to report no spill stores or loads for any function.
+# Used by test/Codegen/examples-ptxas.test and examples-no-spills.test.
+#   tools/check-examples-ptxas.sh BIN_DIR EXAMPLES_DIR [--no-spills]
 set -euo pipefail
-bin=$1; examples=$2
+bin=$1; examples=$2; spills=${3:-}
 sms="sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_120"
 status=0
 for f in "$examples"/*.mlir; do
@@ -16,8 +17,11 @@ for f in "$examples"/*.mlir; do
       if ! info=$("$bin/nf-compile" "$f" --sm "$sm" $dim --ptxas-info -o /dev/null 2>&1); then
         echo "FAIL $name $sm $dim: $info"; status=1; continue
       fi
-      if echo "$info" | grep -q "bytes spill stores" && \
-         echo "$info" | grep "bytes spill stores" | grep -vq "0 bytes spill stores, 0 bytes spill loads"; then
+      # Every function line ("  name: Used N registers ...; <frame and
+      # spills>") must report no spill stores and no spill loads.
+      funcs=$(echo "$info" | grep -c '^  .*: Used' || true)
+      clean=$(echo "$info" | grep '^  .*: Used' | grep -c ' 0 bytes spill stores, 0 bytes spill loads' || true)
+      if [ -n "$spills" ] && { [ "$funcs" -eq 0 ] || [ "$funcs" -ne "$clean" ]; }; then
         echo "SPILL $name $sm $dim"; echo "$info"; status=1; continue
       fi
       echo "ok $name $sm $dim"

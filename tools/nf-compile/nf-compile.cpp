@@ -143,7 +143,11 @@ static void printPtxasSummary(StringRef log, raw_ostream &os) {
       continue;
     }
     if (line.contains("spill stores")) {
-      spills = line.split("ptxas info    :").second.trim().str();
+      // "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"
+      StringRef text = line.trim();
+      if (text.consume_front("ptxas info"))
+        text = text.ltrim(" :");
+      spills = text.str();
       continue;
     }
     at = line.find("Used ");
