@@ -78,6 +78,7 @@ for a in gpu-cases/art/tune_*.nfa; do
     *srnss*) d=B=2,S=2048,D=3072 ;;
     *ntman*) d=B=1,S=4096,D=3840 ;;
     *sel*) d=B=2,S=2048,D=3072 ;;
+    *qk*) d=B=4096,S=24,P=4096 ;;
   esac
   echo "$(basename "$a"): $("$run" "$a" --bench --dims "$d" --iters 200 2>&1)" | tee -a "$out/bench.log"
 done
