@@ -715,9 +715,8 @@ Value KernelLowering::sqrtRn(Value x) {
 }
 
 Value KernelLowering::callF32(StringRef intrinsic, Value e) {
-  return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
-                                       b.getStringAttr(intrinsic),
-                                       ValueRange{e})
+  return LLVM::CallIntrinsicOp::create(
+             b, loc, b.getF32Type(), b.getStringAttr(intrinsic), ValueRange{e})
       .getResult(0);
 }
 
@@ -728,14 +727,13 @@ Value KernelLowering::rsqrtRefined(Value x) {
   return mapScalars(x, [&](Value e) -> Value {
     Value r = callF32("llvm.nvvm.rsqrt.approx.f", e);
     Value half = arith::MulFOp::create(b, loc, f32c(0.5), e);
-    Value hrr = arith::MulFOp::create(
-        b, loc, half, arith::MulFOp::create(b, loc, r, r));
+    Value hrr = arith::MulFOp::create(b, loc, half,
+                                      arith::MulFOp::create(b, loc, r, r));
     Value refined = arith::MulFOp::create(
         b, loc, r, arith::SubFOp::create(b, loc, f32c(1.5), hrr));
     // 0, inf and NaN keep the approximation's exact special values.
     Value finitePositive = andI(
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, e,
-                              f32c(0.0)),
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, e, f32c(0.0)),
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, e,
                               f32c(std::numeric_limits<double>::infinity())));
     return select(finitePositive, refined, r);
@@ -1008,8 +1006,7 @@ Value KernelLowering::allReduce(Value partial, ReduceKind kind, unsigned slot) {
     Value r = callF32("llvm.nvvm.rcp.approx.ftz.f", d);
     Value err = arith::SubFOp::create(b, loc, f32c(1.0),
                                       arith::MulFOp::create(b, loc, d, r));
-    r = arith::AddFOp::create(b, loc, r,
-                              arith::MulFOp::create(b, loc, r, err));
+    r = arith::AddFOp::create(b, loc, r, arith::MulFOp::create(b, loc, r, err));
     partial = arith::MulFOp::create(b, loc, partial, r);
   }
   return partial;

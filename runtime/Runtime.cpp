@@ -34,27 +34,36 @@ std::string describeShape(const Tensor &t) {
   return text + "]";
 }
 
-/// The letters each dimension of an argument stands for.
-int lettersOf(const ArgumentInfo &arg, const char *letters[kMaxRank]) {
-  static const std::map<std::string, std::vector<const char *>> table = {
-      {"One", {"1"}},           {"D", {"D"}},
-      {"BD", {"B", "D"}},       {"B1D", {"B", "1", "D"}},
-      {"BSD", {"B", "S", "D"}}, {"BF1D", {"B", "F", "1", "D"}}};
-  std::vector<const char *> dims;
-  if (arg.role == "data") {
-    auto it = table.find(arg.bcast);
-    if (it != table.end())
-      dims = it->second;
-  } else if (arg.role == "select_index") {
-    dims = {"B", "S"};
-  } else if (arg.role == "rope_positions") {
-    dims = {"B"};
-  } else if (arg.role == "rope_cache") {
-    dims = {"P", "R"};
-  }
-  for (size_t i = 0; i < dims.size(); ++i)
-    letters[i] = dims[i];
-  return dims.size();
+/// The letters each dimension of an argument stands for. Static tables:
+/// this runs on every launch.
+int lettersOf(const ArgumentInfo &arg, const char *const *&letters) {
+  static const char
+      *const one[] = {"1"},
+             *const d[] = {"D"}, *const bd[] = {"B", "D"},
+             *const b1d[] = {"B", "1", "D"}, *const bsd[] = {"B", "S", "D"},
+             *const bf1d[] = {"B", "F", "1", "D"}, *const bs[] = {"B", "S"},
+             *const b[] = {"B"}, *const cache[] = {"P", "R"};
+  struct Entry {
+    const char *role, *bcast;
+    const char *const *letters;
+    int rank;
+  };
+  static const Entry table[] = {{"data", "One", one, 1},
+                                {"data", "D", d, 1},
+                                {"data", "BD", bd, 2},
+                                {"data", "B1D", b1d, 3},
+                                {"data", "BSD", bsd, 3},
+                                {"data", "BF1D", bf1d, 4},
+                                {"select_index", nullptr, bs, 2},
+                                {"rope_positions", nullptr, b, 1},
+                                {"rope_cache", nullptr, cache, 2}};
+  for (const Entry &e : table)
+    if (arg.role == e.role && (!e.bcast || arg.bcast == e.bcast)) {
+      letters = e.letters;
+      return e.rank;
+    }
+  letters = nullptr;
+  return 0;
 }
 
 bool isAligned(const Tensor &t, int64_t bytes) {
@@ -93,36 +102,37 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
                           size_t numArgs, const Tensor *results,
                           size_t numResults, LaunchPlan &plan) {
   plan = LaunchPlan();
-  const std::string where = "kernel '" + kernel.name + "': ";
+  // Messages are built only on failure: a valid launch allocates nothing.
+  auto where = [&]() { return "kernel '" + kernel.name + "': "; };
   if (numArgs != kernel.args.size())
-    return Status::error(where + "expected " +
+    return Status::error(where() + "expected " +
                          std::to_string(kernel.args.size()) +
                          " arguments, found " + std::to_string(numArgs));
   if (numResults != kernel.results.size())
-    return Status::error(where + "expected " +
+    return Status::error(where() + "expected " +
                          std::to_string(kernel.results.size()) +
                          " results, found " + std::to_string(numResults));
   if (kernel.numChains > Sizes::kMaxChains)
-    return Status::error(where + "too many chains");
+    return Status::error(where() + "too many chains");
 
   Sizes sizes;
   auto bind = [&](const char *letter, int chain, int64_t value,
-                  const std::string &what) -> Status {
+                  const auto &what) -> Status {
     int64_t *slot = nullptr;
-    std::string name = letter;
-    if (name == "1") {
+    const char *name = letter;
+    if (std::strcmp(name, "1") == 0) {
       if (value != 1)
-        return Status::error(where + what + " must have size 1, found " +
+        return Status::error(where() + what() + " must have size 1, found " +
                              std::to_string(value));
       return Status();
     }
-    if (name == "D")
+    if (std::strcmp(name, "D") == 0)
       slot = &sizes.d;
-    else if (name == "B")
+    else if (std::strcmp(name, "B") == 0)
       slot = &sizes.b[chain];
-    else if (name == "S")
+    else if (std::strcmp(name, "S") == 0)
       slot = &sizes.s[chain];
-    else if (name == "F")
+    else if (std::strcmp(name, "F") == 0)
       slot = &sizes.f[chain];
     else
       return Status(); // P, R: sizes of the cache alone
@@ -131,73 +141,73 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
       return Status();
     }
     if (*slot != value)
-      return Status::error(where + what + " gives " + name + " = " +
-                           std::to_string(value) + ", expected " +
+      return Status::error(where() + what() + " gives " + std::string(name) +
+                           " = " + std::to_string(value) + ", expected " +
                            std::to_string(*slot) + " from earlier operands");
     return Status();
   };
   auto checkTensor = [&](const Tensor &t, DType dtype, const Shape &shape,
-                         const std::string &what) -> Status {
+                         const auto &what) -> Status {
     if (t.dtype != dtype)
-      return Status::error(where + what + " must be " + dtypeName(dtype) +
+      return Status::error(where() + what() + " must be " + dtypeName(dtype) +
                            ", found " + dtypeName(t.dtype));
     if (t.rank < 0 || t.rank > kMaxRank || t.rank != (int)shape.size())
-      return Status::error(where + what + " must have rank " +
+      return Status::error(where() + what() + " must have rank " +
                            std::to_string(shape.size()) + ", found rank " +
                            std::to_string(t.rank));
     for (int i = 0; i < t.rank; ++i) {
       if (t.shape[i] < 0 || (shape[i] >= 0 && shape[i] != t.shape[i]))
-        return Status::error(where + what + " dimension " + std::to_string(i) +
-                             " must be " +
+        return Status::error(where() + what() + " dimension " +
+                             std::to_string(i) + " must be " +
                              (shape[i] >= 0 ? std::to_string(shape[i])
                                             : std::string("non-negative")) +
                              ", found " + std::to_string(t.shape[i]));
     }
     if (t.rank > 0 && t.strides[t.rank - 1] != 1)
-      return Status::error(where + what +
+      return Status::error(where() + what() +
                            ": the last dimension must be contiguous (stride "
                            "1), found stride " +
                            std::to_string(t.strides[t.rank - 1]));
     // A tensor without elements (no rows to do) may be null.
     if (!t.data && numElements(t) != 0)
-      return Status::error(where + what + " is a null pointer");
+      return Status::error(where() + what() + " is a null pointer");
     return Status();
   };
 
   for (size_t i = 0; i < numArgs; ++i) {
     const ArgumentInfo &info = kernel.args[i];
-    std::string what = "argument '" + info.name + "'";
+    auto what = [&]() { return "argument '" + info.name + "'"; };
     if (info.isTensor != args[i].isTensor)
-      return Status::error(where + what + " must be a " +
+      return Status::error(where() + what() + " must be a " +
                            (info.isTensor ? "tensor" : "scalar"));
     if (!info.isTensor)
       continue;
     const Tensor &t = args[i].tensor;
     if (Status s = checkTensor(t, info.dtype, info.shape, what); !s)
       return s;
-    const char *letters[kMaxRank];
+    const char *const *letters = nullptr;
     int n = lettersOf(info, letters);
     if (n && n != t.rank)
-      return Status::error(where + what + " has rank " +
+      return Status::error(where() + what() + " has rank " +
                            std::to_string(t.rank) + " but is used as " +
                            std::to_string(n) + "-d");
     for (int chain : info.chains)
       for (int d = 0; d < n; ++d)
         if (Status s = bind(letters[d], chain, t.shape[d],
-                            what + " " + describeShape(t));
+                            [&] { return what() + " " + describeShape(t); });
             !s)
           return s;
   }
   for (size_t r = 0; r < numResults; ++r) {
     const ResultInfo &info = kernel.results[r];
-    std::string what = "result " + std::to_string(r);
+    auto what = [&]() { return "result " + std::to_string(r); };
     const Tensor &t = results[r];
     if (Status s = checkTensor(t, info.dtype, info.shape, what); !s)
       return s;
     static const char *bsd[] = {"B", "S", "D"};
     for (int d = 0; d < 3; ++d)
       if (Status s = bind(bsd[d], info.chain, t.shape[d],
-                          what + " " + describeShape(t));
+                          [&] { return what() + " " + describeShape(t); });
           !s)
         return s;
     if (info.inPlace >= 0) {
@@ -205,7 +215,7 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
       if (a.data != t.data || a.rank != t.rank ||
           std::memcmp(a.shape, t.shape, t.rank * sizeof *a.shape) ||
           std::memcmp(a.strides, t.strides, t.rank * sizeof *a.strides))
-        return Status::error(where + what + " is written in place into '" +
+        return Status::error(where() + what() + " is written in place into '" +
                              kernel.args[info.inPlace].name +
                              "': pass that tensor as the result");
       continue;
@@ -219,37 +229,37 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
     };
     for (size_t i = 0; i < numArgs; ++i)
       if (args[i].isTensor && overlaps(args[i].tensor))
-        return Status::error(where + what + " overlaps argument '" +
+        return Status::error(where() + what() + " overlaps argument '" +
                              kernel.args[i].name + "'");
     for (size_t o = 0; o < numResults; ++o)
       if (o != r && overlaps(results[o]))
-        return Status::error(where + what + " overlaps result " +
+        return Status::error(where() + what() + " overlaps result " +
                              std::to_string(o));
   }
 
   if (sizes.d < 1)
-    return Status::error(where + "row length D must be at least 1, found " +
+    return Status::error(where() + "row length D must be at least 1, found " +
                          std::to_string(sizes.d));
   if (kernel.rowLength >= 0 && sizes.d != kernel.rowLength)
     return Status::error(
-        where + "compiled for D = " + std::to_string(kernel.rowLength) +
+        where() + "compiled for D = " + std::to_string(kernel.rowLength) +
         ", found D = " + std::to_string(sizes.d));
   uint64_t totalCtas = 0;
   int64_t rows[Sizes::kMaxChains];
   for (int c = 0; c < kernel.numChains; ++c) {
     if (sizes.b[c] < 0 || sizes.s[c] < 0)
-      return Status::error(where + "chain " + std::to_string(c) +
+      return Status::error(where() + "chain " + std::to_string(c) +
                            " has no [B, S, D] tensor to size it");
     if (sizes.f[c] < 0)
       sizes.f[c] = 1;
     if (sizes.f[c] == 0 || sizes.s[c] % sizes.f[c] != 0)
-      return Status::error(where + "S = " + std::to_string(sizes.s[c]) +
+      return Status::error(where() + "S = " + std::to_string(sizes.s[c]) +
                            " is not divisible by the frame count F = " +
                            std::to_string(sizes.f[c]));
     // The kernels index rows with 32-bit arithmetic.
     if (sizes.b[c] >= (int64_t(1) << 31) || sizes.s[c] >= (int64_t(1) << 31) ||
         sizes.b[c] * sizes.s[c] >= (int64_t(1) << 31))
-      return Status::error(where + "chain " + std::to_string(c) + " has " +
+      return Status::error(where() + "chain " + std::to_string(c) + " has " +
                            std::to_string(sizes.b[c]) + " x " +
                            std::to_string(sizes.s[c]) +
                            " rows; at most 2^31 - 1 rows per launch");
@@ -257,7 +267,7 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
     totalCtas += (rows[c] + kernel.rowsPerCta - 1) / kernel.rowsPerCta;
   }
   if (totalCtas > 0x7fffffffu)
-    return Status::error(where + "too many rows for one launch");
+    return Status::error(where() + "too many rows for one launch");
 
   // Variant.
   bool vectorized =
@@ -272,7 +282,7 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
 
   // Parameters, in the order of the artifact.
   if (kernel.params.size() > (size_t)kMaxParams)
-    return Status::error(where + "too many parameters");
+    return Status::error(where() + "too many parameters");
   for (size_t p = 0; p < kernel.params.size(); ++p) {
     const ParamInfo &param = kernel.params[p];
     uint64_t value = 0;
@@ -283,7 +293,7 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
       int64_t v = args[param.index].scalar;
       if (param.type == "i32") {
         if (v < INT32_MIN || v > INT32_MAX)
-          return Status::error(where + "scalar '" + param.name +
+          return Status::error(where() + "scalar '" + param.name +
                                "' does not fit in i32");
         int32_t v32 = (int32_t)v;
         std::memcpy(&value, &v32, sizeof v32);
@@ -307,7 +317,7 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
     } else if (k == "cache_rows") {
       value = args[param.index].tensor.shape[0];
     } else {
-      return Status::error(where + "unknown parameter kind '" + k + "'");
+      return Status::error(where() + "unknown parameter kind '" + k + "'");
     }
     plan.params[p] = value;
   }
@@ -429,9 +439,11 @@ Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
     params[p] = &plan.params[p];
   CUfunction fn =
       plan.vectorized ? entry->vectorized.function : entry->general.function;
-  return check(driver->cuLaunchKernel(fn, plan.grid, 1, 1, plan.block, 1, 1, 0,
-                                      stream, params, nullptr),
-               std::string("launching '") + kernel + "'");
+  CUresult result = driver->cuLaunchKernel(fn, plan.grid, 1, 1, plan.block, 1,
+                                           1, 0, stream, params, nullptr);
+  if (result != 0)
+    return check(result, std::string("launching '") + kernel + "'");
+  return Status();
 }
 
 Status nf::rt::getCachedModule(const std::string &path, const Module *&out) {

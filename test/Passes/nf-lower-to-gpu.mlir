@@ -16,7 +16,9 @@
 // CHECK: gpu.shuffle  xor %{{.*}}, %c4_i32
 // CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32
 // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
-// CHECK: llvm.call_intrinsic "llvm.nvvm.sqrt.rn.f"
+// Mean of squares: sum * 1/D (rcp.approx + a Newton step); rsqrt likewise.
+// CHECK: llvm.call_intrinsic "llvm.nvvm.rcp.approx.ftz.f"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.rsqrt.approx.f"
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
 // CHECK: gpu.func @rms_general(
 // CHECK: llvm.load %{{.*}} invariant {alignment = 2 : i64} : !llvm.ptr<1> -> bf16
