@@ -5,6 +5,7 @@
 # the benchmark at the seed shapes.
 #
 #   tools/gpu-check.sh [OUT_DIR]        (logs go to OUT_DIR, default gpu-out)
+#   CASES=gpu-cases/subset.txt tools/gpu-check.sh   (a subset of the cases)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-gpu-out}
@@ -29,9 +30,9 @@ export -f check_one
 # One case per line; -d '\n' keeps lines whole (trailing blanks would
 # otherwise join lines).
 awk '{ f=""; for (i = 3; i <= NF; i++) f = f " " $i; print $1 " --case " $2 f }' \
-  gpu-cases/cases.txt \
+  "${CASES:-gpu-cases/cases.txt}" \
   | xargs -d '\n' -P 8 -I{} bash -c 'check_one {}' > "$out/correctness.log"
-runs=$(wc -l < gpu-cases/cases.txt)
+runs=$(wc -l < "${CASES:-gpu-cases/cases.txt}")
 failed_runs=$(grep -c '^FAILED-RUN' "$out/correctness.log")
 echo "correctness runs: $runs, failed: $failed_runs" | tee -a "$out/summary.txt"
 echo "checks passed: $(grep -c '^PASS' "$out/correctness.log")" | tee -a "$out/summary.txt"
