@@ -34,9 +34,10 @@ std::string describeShape(const Tensor &t) {
   return text + "]";
 }
 
-/// The letters each dimension of an argument stands for. Static tables:
-/// this runs on every launch.
-int lettersOf(const ArgumentInfo &arg, const char *const *&letters) {
+} // namespace
+
+int nf::rt::getDimLetters(const ArgumentInfo &arg,
+                          const char *const *&letters) {
   static const char
       *const one[] = {"1"},
              *const d[] = {"D"}, *const bd[] = {"B", "D"},
@@ -65,6 +66,8 @@ int lettersOf(const ArgumentInfo &arg, const char *const *&letters) {
   letters = nullptr;
   return 0;
 }
+
+namespace {
 
 bool isAligned(const Tensor &t, int64_t bytes) {
   if (t.data % 16 != 0)
@@ -186,7 +189,7 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
     if (Status s = checkTensor(t, info.dtype, info.shape, what); !s)
       return s;
     const char *const *letters = nullptr;
-    int n = lettersOf(info, letters);
+    int n = getDimLetters(info, letters);
     if (n && n != t.rank)
       return Status::error(where() + what() + " has rank " +
                            std::to_string(t.rank) + " but is used as " +

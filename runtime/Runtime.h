@@ -69,6 +69,12 @@ struct LaunchPlan {
   uint64_t params[kMaxParams] = {};
 };
 
+/// The symbolic size each dimension of an argument stands for ("B", "S",
+/// "F", "D", "1", or "P"/"R" for a rotary cache's rows and width), from its
+/// role and broadcast kind; returns the rank, 0 for scalars and unused
+/// arguments. Static tables: it runs on every launch.
+int getDimLetters(const ArgumentInfo &arg, const char *const *&letters);
+
 /// Validates a launch of `kernel` and fills `plan`. Checks: argument and
 /// result counts, tensor vs scalar, dtypes, ranks, static sizes, contiguous
 /// rows, the sizes each chain's tensors imply (B, S, D, F agree; S % F == 0),

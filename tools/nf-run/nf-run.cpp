@@ -263,23 +263,16 @@ void shapesFromDims(const KernelInfo &k,
       die("--dims needs " + letter);
     return parseCount("--dims " + letter, it->second);
   };
-  static const std::map<std::string, std::vector<std::string>> letters = {
-      {"One", {"1"}},           {"D", {"D"}},
-      {"BD", {"B", "D"}},       {"B1D", {"B", "1", "D"}},
-      {"BSD", {"B", "S", "D"}}, {"BF1D", {"B", "F", "1", "D"}}};
   for (const ArgumentInfo &a : k.args) {
     Shape s;
-    std::vector<std::string> l;
-    if (a.role == "data")
-      l = letters.at(a.bcast);
-    else if (a.role == "select_index")
-      l = {"B", "S"};
-    else if (a.role == "rope_positions")
-      l = {"B"};
-    else if (a.role == "rope_cache")
-      l = {"P", "R"};
-    for (size_t i = 0; i < a.shape.size(); ++i)
-      s.push_back(a.shape[i] >= 0 ? a.shape[i] : size(l.at(i)));
+    const char *const *l = nullptr;
+    int rank = getDimLetters(a, l);
+    for (size_t i = 0; i < a.shape.size(); ++i) {
+      if (a.shape[i] < 0 && (int)i >= rank)
+        die("cannot size dynamic dimension " + std::to_string(i) +
+            " of unused argument '" + a.name + "'");
+      s.push_back(a.shape[i] >= 0 ? a.shape[i] : size(l[i]));
+    }
     argShapes.push_back(s);
   }
   static const char *bsd[] = {"B", "S", "D"};
