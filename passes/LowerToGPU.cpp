@@ -65,6 +65,11 @@ public:
                  OpBuilder &builder)
       : kernel(kernel), chains(kernel), sched(schedule), vectorized(vectorized),
         b(builder), loc(kernel.getLoc()) {
+    kernel.walk([&](RopeOp) { hasRope = true; });
+    bool inPlace = false;
+    for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
+      inPlace |= kernel.getInPlaceArgument(r).has_value();
+    inPlaceRope = hasRope && inPlace;
     // The general variant touches one element at a time, with the same
     // elements per thread: lane, lane + T, ... keep accesses coalesced and
     // the per-element address and mask arithmetic small.
@@ -74,12 +79,6 @@ public:
       // Element by element, a long register-resident row costs far more
       // registers than 16-byte chunks and spills: stream it instead, unless
       // an in-place rotary result needs the whole row before storing.
-      bool inPlaceRope = false;
-      kernel.walk([&](RopeOp) { inPlaceRope = true; });
-      bool inPlace = false;
-      for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
-        inPlace |= kernel.getInPlaceArgument(r).has_value();
-      inPlaceRope &= inPlace;
       if (this->sched.chunksPerThread > kMaxGeneralElements && !inPlaceRope)
         this->sched.chunksPerThread = 0;
     }
@@ -157,6 +156,9 @@ private:
   ChainAnalysis chains;
   Schedule sched;
   bool vectorized;
+  /// The kernel applies rotary embedding; and also writes a result in place
+  /// (partners are then read where other chunks store).
+  bool hasRope = false, inPlaceRope = false;
   OpBuilder &b;
   Location loc;
 
@@ -200,12 +202,7 @@ LogicalResult KernelLowering::checkSupported() {
   // In place + rotary: an element's partner is read while other threads
   // (or later chunks) store the row; only the register-resident schedule
   // computes the whole row before storing it.
-  bool hasRope = false;
-  kernel.walk([&](RopeOp) { hasRope = true; });
-  bool inPlace = false;
-  for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
-    inPlace |= kernel.getInPlaceArgument(r).has_value();
-  if (hasRope && inPlace && !sched.isRegisterResident())
+  if (inPlaceRope && !sched.isRegisterResident())
     return kernel.emitOpError(
         "writes in place and applies rotary embedding, which needs the "
         "register-resident schedule: fix D (nf-compile --dim D=<n>) so the "
@@ -503,11 +500,10 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     for (auto [k, chunk] : llvm::enumerate(chunks))
       for (auto &[r, value] : outputs)
         values[k].push_back(evaluate(value, chunk));
-    bool needsBarrier = false;
-    kernel.walk([&](RopeOp) { needsBarrier = true; });
-    needsBarrier &= llvm::any_of(outputs, [&](auto &output) {
-      return kernel.getInPlaceArgument(output.first).has_value();
-    });
+    bool needsBarrier =
+        hasRope && llvm::any_of(outputs, [&](auto &output) {
+          return kernel.getInPlaceArgument(output.first).has_value();
+        });
     if (needsBarrier)
       gpu::BarrierOp::create(b, loc);
     for (auto [k, chunk] : llvm::enumerate(chunks))
