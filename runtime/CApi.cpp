@@ -8,6 +8,7 @@
 #include "runtime/nf_runtime.h"
 
 #include <cstring>
+#include <memory>
 
 using namespace nf::rt;
 
@@ -85,5 +86,127 @@ extern "C" int nf_launch(nf_module *module, const char *kernel,
   return report(module->module->launch(kernel, values, numArgs, outs,
                                        numResults,
                                        static_cast<CUstream>(stream)),
+                error, size);
+}
+
+namespace {
+/// Decodes the packed form (see nf_runtime.h) into `values` and `outs`.
+Status unpack(const int64_t *packed, size_t size, size_t numArgs,
+              size_t numResults, Value *values, Tensor *outs) {
+  size_t pos = 0;
+  auto take = [&](int64_t &word) {
+    if (pos >= size)
+      return false;
+    word = packed[pos++];
+    return true;
+  };
+  auto truncated = [] {
+    return Status::error("packed arguments end early (a caller bug)");
+  };
+  for (size_t i = 0; i < numArgs + numResults; ++i) {
+    bool isResult = i >= numArgs;
+    int64_t kind;
+    if (!take(kind))
+      return truncated();
+    if (kind == NF_PACKED_SCALAR) {
+      if (isResult)
+        return Status::error("result " + std::to_string(i - numArgs) +
+                             " must be a tensor");
+      values[i].isTensor = false;
+      if (!take(values[i].scalar))
+        return truncated();
+      continue;
+    }
+    Tensor &t = isResult ? outs[i - numArgs] : values[i].tensor;
+    if (!isResult)
+      values[i].isTensor = true;
+    int64_t rank, data;
+    if (!take(rank) || !take(data))
+      return truncated();
+    if (kind < NF_F32 || kind > NF_I64 || rank < 0 || rank > kMaxRank)
+      return Status::error(std::string(isResult ? "result " : "argument ") +
+                           std::to_string(isResult ? i - numArgs : i) +
+                           " has a bad rank (" + std::to_string(rank) +
+                           ") or dtype code (" + std::to_string(kind) + ")");
+    t.dtype = static_cast<DType>(kind);
+    t.rank = static_cast<int>(rank);
+    t.data = static_cast<uint64_t>(data);
+    for (int d = 0; d < t.rank; ++d)
+      if (!take(t.shape[d]))
+        return truncated();
+    for (int d = 0; d < t.rank; ++d)
+      if (!take(t.strides[d]))
+        return truncated();
+  }
+  if (pos != size)
+    return Status::error("packed arguments have " + std::to_string(size - pos) +
+                         " words too many (a caller bug)");
+  return Status();
+}
+
+constexpr size_t kMaxValues = 64;
+} // namespace
+
+extern "C" int nf_launch_packed(nf_module *module, const char *kernel,
+                                const int64_t *packed, size_t packedSize,
+                                size_t numArgs, size_t numResults, void *stream,
+                                char *error, size_t size) {
+  if (!module || !kernel || (packedSize && !packed) || numArgs > kMaxValues ||
+      numResults > kMaxValues)
+    return report(Status::error("nf_launch_packed: null or oversized argument"),
+                  error, size);
+  Value values[kMaxValues];
+  Tensor outs[kMaxValues];
+  if (int rc =
+          report(unpack(packed, packedSize, numArgs, numResults, values, outs),
+                 error, size))
+    return rc;
+  return report(module->module->launch(kernel, values, numArgs, outs,
+                                       numResults,
+                                       static_cast<CUstream>(stream)),
+                error, size);
+}
+
+struct nf_artifact {
+  Artifact artifact;
+};
+
+extern "C" int nf_artifact_read(const char *path, nf_artifact **out,
+                                char *error, size_t size) {
+  if (!path || !out)
+    return report(Status::error("nf_artifact_read: null argument"), error,
+                  size);
+  auto handle = std::make_unique<nf_artifact>();
+  std::string message;
+  if (!readArtifactFile(path, handle->artifact, message))
+    return report(Status::error(message), error, size);
+  *out = handle.release();
+  return 0;
+}
+
+extern "C" void nf_artifact_free(nf_artifact *artifact) { delete artifact; }
+
+extern "C" int nf_artifact_check(const nf_artifact *artifact,
+                                 const char *kernel, const int64_t *packed,
+                                 size_t packedSize, size_t numArgs,
+                                 size_t numResults, char *error, size_t size) {
+  if (!artifact || !kernel || (packedSize && !packed) || numArgs > kMaxValues ||
+      numResults > kMaxValues)
+    return report(
+        Status::error("nf_artifact_check: null or oversized argument"), error,
+        size);
+  const KernelInfo *info = artifact->artifact.findKernel(kernel);
+  if (!info)
+    return report(Status::error(std::string("no kernel '") + kernel +
+                                "' in the artifact"),
+                  error, size);
+  Value values[kMaxValues];
+  Tensor outs[kMaxValues];
+  if (int rc =
+          report(unpack(packed, packedSize, numArgs, numResults, values, outs),
+                 error, size))
+    return rc;
+  LaunchPlan plan;
+  return report(planLaunch(*info, values, numArgs, outs, numResults, plan),
                 error, size);
 }

@@ -45,6 +45,35 @@ int nf_launch(nf_module *module, const char *kernel, const nf_value *args,
               size_t num_args, const nf_tensor *results, size_t num_results,
               void *stream, char *error, size_t error_size);
 
+/* The packed form, for callers (Python's ctypes) for which building
+ * nf_value structs costs more than the launch itself. `packed` holds the
+ * arguments, then the results, one after the other, each as int64 words:
+ *   a scalar: NF_PACKED_SCALAR, value
+ *   a tensor: dtype, rank, data, shape[rank], strides[rank]
+ * `packed_size` is the number of words; a mismatch is an error. */
+enum { NF_PACKED_SCALAR = -1 };
+
+/* Validates and launches, like nf_launch, from the packed form. */
+int nf_launch_packed(nf_module *module, const char *kernel,
+                     const int64_t *packed, size_t packed_size, size_t num_args,
+                     size_t num_results, void *stream, char *error,
+                     size_t error_size);
+
+/* An artifact read without loading it: no CUDA driver needed. */
+typedef struct nf_artifact nf_artifact;
+int nf_artifact_read(const char *artifact_path, nf_artifact **artifact,
+                     char *error, size_t error_size);
+void nf_artifact_free(nf_artifact *artifact);
+
+/* The checks nf_launch makes before launching (counts, dtypes, ranks, sizes,
+ * strides, null pointers, in-place results, overlaps), without a GPU: for
+ * callers that run the kernel's semantics elsewhere (a CPU fallback) and
+ * want the same contract. The data words are compared, never read. */
+int nf_artifact_check(const nf_artifact *artifact, const char *kernel,
+                      const int64_t *packed, size_t packed_size,
+                      size_t num_args, size_t num_results, char *error,
+                      size_t error_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,139 @@
+//===- CApiTest.cpp - the packed C API and checks without a GPU -----------===//
+//
+// Part of normfuse. nf_artifact_read/nf_artifact_check need no driver: the
+// Python package checks CPU calls with them before running the generated
+// fallback, so they must give the launch path's messages.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTestSupport.h"
+
+#include "runtime/nf_runtime.h"
+
+#include <cstring>
+#include <vector>
+
+using namespace nf_rt_test;
+
+namespace {
+
+/// Packs a [rank]-shaped contiguous tensor.
+void packTensor(std::vector<int64_t> &words, int dtype,
+                std::vector<int64_t> shape, int64_t data) {
+  words.push_back(dtype);
+  words.push_back((int64_t)shape.size());
+  words.push_back(data);
+  for (int64_t n : shape)
+    words.push_back(n);
+  int64_t stride = 1;
+  std::vector<int64_t> strides(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= shape[i];
+  }
+  for (int64_t s : strides)
+    words.push_back(s);
+}
+
+/// fused_add_gate_norm(x, residual [B, S, D] bf16, gate [B, 1, D] f32,
+/// weight [D] f32) -> [B, S, D] bf16, at distinct fake addresses.
+std::vector<int64_t> fusedCall(int64_t B, int64_t S, int64_t D,
+                               int64_t weightD) {
+  std::vector<int64_t> w;
+  packTensor(w, NF_BF16, {B, S, D}, 0x100000);
+  packTensor(w, NF_BF16, {B, S, D}, 0x200000);
+  packTensor(w, NF_F32, {B, 1, D}, 0x300000);
+  packTensor(w, NF_F32, {weightD}, 0x400000);
+  packTensor(w, NF_BF16, {B, S, D}, 0x500000);
+  return w;
+}
+
+class CApiTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string path = artifactPath("fused");
+    ASSERT_EQ(nf_artifact_read(path.c_str(), &artifact, error, sizeof error), 0)
+        << error;
+  }
+  void TearDown() override { nf_artifact_free(artifact); }
+  int check(const std::vector<int64_t> &w, size_t numArgs = 4,
+            size_t numResults = 1) {
+    error[0] = '\0';
+    return nf_artifact_check(artifact, "fused_add_gate_norm", w.data(),
+                             w.size(), numArgs, numResults, error,
+                             sizeof error);
+  }
+  bool says(const char *part) { return std::strstr(error, part) != nullptr; }
+
+  nf_artifact *artifact = nullptr;
+  char error[512] = {};
+};
+
+TEST_F(CApiTest, ValidCall) {
+  EXPECT_EQ(check(fusedCall(2, 3, 64, 64)), 0) << error;
+}
+
+TEST_F(CApiTest, SizesThatDisagree) {
+  EXPECT_NE(check(fusedCall(2, 3, 64, 65)), 0);
+  EXPECT_TRUE(says("weight")) << error;
+}
+
+TEST_F(CApiTest, Counts) {
+  std::vector<int64_t> w = fusedCall(2, 3, 64, 64);
+  // The same words read as 5 arguments: the fifth is there, the result not.
+  EXPECT_NE(check(w, 5, 1), 0);
+  EXPECT_TRUE(says("end early")) << error;
+  EXPECT_NE(check(w, 3, 1), 0);
+  EXPECT_TRUE(says("too many")) << error;
+  w.push_back(0);
+  EXPECT_NE(check(w), 0);
+  EXPECT_TRUE(says("1 words too many")) << error;
+}
+
+TEST_F(CApiTest, MalformedWords) {
+  std::vector<int64_t> w = fusedCall(2, 3, 64, 64);
+  std::vector<int64_t> badDtype = w;
+  badDtype[0] = 17;
+  EXPECT_NE(check(badDtype), 0);
+  EXPECT_TRUE(says("bad rank (3) or dtype code (17)")) << error;
+  std::vector<int64_t> badRank = w;
+  badRank[1] = 9;
+  EXPECT_NE(check(badRank), 0);
+  EXPECT_TRUE(says("bad rank (9)")) << error;
+  std::vector<int64_t> scalarResult(w.begin(), w.end() - 9);
+  scalarResult.push_back(NF_PACKED_SCALAR);
+  scalarResult.push_back(0);
+  EXPECT_NE(check(scalarResult), 0);
+  EXPECT_TRUE(says("result 0 must be a tensor")) << error;
+  EXPECT_NE(nf_artifact_check(artifact, "nope", w.data(), w.size(), 4, 1, error,
+                              sizeof error),
+            0);
+  EXPECT_TRUE(says("no kernel 'nope'")) << error;
+  EXPECT_NE(nf_artifact_check(nullptr, "nope", w.data(), w.size(), 4, 1, error,
+                              sizeof error),
+            0);
+}
+
+TEST_F(CApiTest, LaunchChecksApply) {
+  // A result that overlaps an input is refused like on the launch path.
+  std::vector<int64_t> w;
+  packTensor(w, NF_BF16, {1, 2, 64}, 0x100000);
+  packTensor(w, NF_BF16, {1, 2, 64}, 0x200000);
+  packTensor(w, NF_F32, {1, 1, 64}, 0x300000);
+  packTensor(w, NF_F32, {64}, 0x400000);
+  packTensor(w, NF_BF16, {1, 2, 64}, 0x100000 + 16);
+  EXPECT_NE(check(w), 0);
+  EXPECT_TRUE(says("overlap")) << error;
+}
+
+TEST(CApiReadTest, BadPath) {
+  nf_artifact *artifact = nullptr;
+  char error[256] = {};
+  EXPECT_NE(
+      nf_artifact_read("/nonexistent/x.nfa", &artifact, error, sizeof error),
+      0);
+  EXPECT_EQ(artifact, nullptr);
+  EXPECT_NE(std::strstr(error, "/nonexistent/x.nfa"), nullptr) << error;
+}
+
+} // namespace
