@@ -11,9 +11,11 @@ case "$mode" in
   *) echo "error: unknown mode '$mode' (expected 'run' or 'test')" >&2; exit 2 ;;
 esac
 
-# 1. Packages: Debian's LLVM/MLIR 22, Ninja, GoogleTest.
+# 1. Packages: Debian's LLVM/MLIR 22, Ninja, GoogleTest, and Debian's PyTorch
+#    (1.13, for /usr/bin/python3) for the CPU tests of the generated PyTorch
+#    fallback and of the Python package (python/).
 packages=(cmake g++ ninja-build python3 libmlir-22-dev mlir-22-tools llvm-22-dev
-          llvm-22-tools libgtest-dev)
+          llvm-22-tools libgtest-dev python3-torch)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
