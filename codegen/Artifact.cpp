@@ -118,7 +118,7 @@ static int64_t sharedMemoryBytes(KernelOp kernel, const Schedule &schedule,
 }
 
 LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
-                                      StringRef ptx,
+                                      StringRef ptx, StringRef torchSource,
                                       std::optional<StringRef> cubin,
                                       llvm::raw_ostream &os) {
   os << "normfuse-artifact 1\n";
@@ -167,6 +167,7 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
     os << "end\n";
   }
   os << "ptx " << ptx.size() << "\n" << ptx << "\n";
+  os << "torch " << torchSource.size() << "\n" << torchSource << "\n";
   if (cubin)
     os << "cubin " << cubin->size() << "\n" << *cubin << "\n";
   return success();

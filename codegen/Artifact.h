@@ -3,8 +3,9 @@
 // Part of normfuse.
 //
 // An artifact is a text header describing every kernel (the metadata the
-// runtime validates launches against) followed by the PTX, and optionally a
-// cubin. docs/Artifact.md specifies the format.
+// runtime validates launches against) followed by the PTX, the PyTorch
+// fallback source (TorchEmitter.h), and optionally a cubin.
+// docs/Artifact.md specifies the format.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +20,10 @@
 namespace mlir::nf {
 
 /// Writes the artifact of `module`, which went through compileToPTX().
+/// `torchSource` is the fallback generateTorchFallback() made of the same
+/// module before compileToPTX().
 LogicalResult writeArtifact(ModuleOp module, StringRef chip, StringRef ptx,
+                            StringRef torchSource,
                             std::optional<StringRef> cubin,
                             llvm::raw_ostream &os);
 

@@ -218,6 +218,11 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
     } else if (key == "ptx" && need(2)) {
       if (!readBlob(w[1], artifact.ptx))
         return fail("truncated PTX (or a size that does not match it)");
+    } else if (key == "torch" && need(2)) {
+      // Optional: older artifacts have no fallback.
+      if (!readBlob(w[1], artifact.torchSource))
+        return fail("truncated PyTorch fallback (or a size that does not "
+                    "match it)");
     } else if (key == "cubin" && need(2)) {
       if (!readBlob(w[1], artifact.cubin))
         return fail("truncated cubin (or a size that does not match it)");

@@ -72,6 +72,9 @@ struct Artifact {
   std::string target;
   std::vector<KernelInfo> kernels;
   std::string ptx;
+  /// The PyTorch fallback (Python source, one function per kernel, see
+  /// codegen/TorchEmitter.h); empty for artifacts written before it existed.
+  std::string torchSource;
   std::string cubin;
 
   const KernelInfo *findKernel(const std::string &name) const;

@@ -2,6 +2,8 @@
 # lit configuration of the normfuse test suite.
 
 import os
+import subprocess
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -33,3 +35,26 @@ cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 if os.path.exists(os.path.join(cuda, "bin", "ptxas")):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", os.path.join(cuda, "bin", "ptxas")))
+
+# The PyTorch fallback tests need a Python that can import torch: the first
+# of the candidates CMake lists (NF_TORCH_PYTHON, Python3_EXECUTABLE,
+# /usr/bin/python3), then lit's own.
+def find_torch_python(candidates):
+    for python in candidates:
+        if not python or not os.path.exists(python):
+            continue
+        try:
+            subprocess.run([python, "-c", "import torch"], check=True,
+                           stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=120)
+            return python
+        except (OSError, subprocess.SubprocessError):
+            continue
+    return None
+
+
+torch_python = find_torch_python(
+    config.nf_torch_python_candidates.split(";") + [sys.executable])
+if torch_python:
+    config.available_features.add("torch")
+    config.substitutions.append(("%torch_python", torch_python))

@@ -1,13 +1,15 @@
 //===- nf-compile.cpp - nf IR file in, kernel artifact out ----------------===//
 //
 // Part of normfuse. Compiles every nf.kernel of a file into PTX for one SM
-// and writes an artifact (metadata + PTX, + cubin on request) that the
-// runtime loads. Every stage of the pipeline can be printed instead.
+// and writes an artifact (metadata + PTX + PyTorch fallback, + cubin on
+// request) that the runtime loads. Every stage of the pipeline, and the
+// fallback, can be printed instead.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Artifact.h"
 #include "codegen/Codegen.h"
+#include "codegen/TorchEmitter.h"
 #include "dialect/NfOps.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -46,9 +48,11 @@ static cl::list<std::string>
          cl::value_desc("D=<n>"), cl::cat(category));
 static cl::opt<std::string>
     emit("emit",
-         cl::desc("What to write: artifact (default), ptx, or the IR after a "
-                  "stage: rows (specialized, decomposed, scheduled nf), gpu "
-                  "(gpu.module), nvvm (LLVM/NVVM dialects)"),
+         cl::desc("What to write: artifact (default), ptx, torch (the "
+                  "PyTorch fallback: Python source with one function per "
+                  "kernel, needs no CUDA), or the IR after a stage: rows "
+                  "(specialized, decomposed, scheduled nf), gpu (gpu.module), "
+                  "nvvm (LLVM/NVVM dialects)"),
          cl::init("artifact"), cl::cat(category));
 static cl::opt<std::string>
     cudaPath("cuda-path",
@@ -183,14 +187,16 @@ int main(int argc, char **argv) {
       return fail("--dim " + dim + ": expected D=<positive integer>");
     options.rowLength = size;
   }
-  static const StringRef stages[] = {"artifact", "ptx", "rows", "gpu", "nvvm"};
+  static const StringRef stages[] = {"artifact", "ptx", "torch",
+                                     "rows",     "gpu", "nvvm"};
   if (!is_contained(stages, emit))
     return fail("unknown --emit '" + emit +
-                "'; expected artifact, ptx, rows, gpu or nvvm");
-  if (emit != "artifact" && emit != "ptx")
+                "'; expected artifact, ptx, torch, rows, gpu or nvvm");
+  if (emit != "artifact" && emit != "ptx" && emit != "torch")
     options.dumpStage = emit;
   std::string error;
-  if (failed(nf::validateCodegenOptions(options, error)))
+  // The fallback needs neither the target nor the CUDA toolkit.
+  if (emit != "torch" && failed(nf::validateCodegenOptions(options, error)))
     return fail(error);
 
   DialectRegistry registry;
@@ -213,9 +219,26 @@ int main(int argc, char **argv) {
   if (module->getOps<nf::KernelOp>().empty())
     return fail("'" + inputFile + "' contains no nf.kernel");
 
+  // The fallback is made of the input before the pipeline changes the
+  // module; the artifact carries it too. Its header names the input file
+  // only, so that artifacts do not depend on where they were built.
+  StringRef sourceName =
+      inputFile == "-" ? StringRef("<stdin>") : sys::path::filename(inputFile);
+  FailureOr<std::string> torchSource;
+  if (emit == "torch" || emit == "artifact") {
+    torchSource = nf::generateTorchFallback(*module, sourceName);
+    if (failed(torchSource))
+      return 1;
+  }
+
   auto output = openOutputFile(outputFile, &openError);
   if (!output)
     return fail(openError);
+  if (emit == "torch") {
+    output->os() << *torchSource;
+    output->keep();
+    return 0;
+  }
 
   std::string stageDump;
   raw_string_ostream dumpStream(stageDump);
@@ -241,7 +264,7 @@ int main(int argc, char **argv) {
   }
   if (emit == "ptx")
     output->os() << *ptx;
-  else if (failed(nf::writeArtifact(*module, chip, *ptx,
+  else if (failed(nf::writeArtifact(*module, chip, *ptx, *torchSource,
                                     cubin ? std::optional<StringRef>(cubinData)
                                           : std::nullopt,
                                     output->os())))
