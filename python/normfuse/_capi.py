@@ -1,0 +1,88 @@
+"""ctypes binding of the runtime's C API (runtime/nf_runtime.h).
+
+ctypes rather than a compiled extension: the GPU machine has torch but no
+MLIR, the CPU machines have MLIR and maybe no torch, and a C ABI loaded with
+ctypes works on both without building anything against torch.
+"""
+
+import ctypes
+import os
+from pathlib import Path
+
+PACKED_SCALAR = -1
+_ERROR_SIZE = 1024
+
+_REPO = Path(__file__).resolve().parents[2]
+# Where the two builds of README.md put the library: the standalone runtime
+# (GPU machine) and the whole project (CPU machines).
+_CANDIDATES = (
+    _REPO / "build-runtime" / "libnfruntime.so",
+    _REPO / "build" / "lib" / "libnfruntime.so",
+)
+
+
+class RuntimeNotFound(RuntimeError):
+    pass
+
+
+_lib = None
+
+
+def library():
+    """Loads libnfruntime.so once: $NF_RUNTIME_LIBRARY, else the builds."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    env = os.environ.get("NF_RUNTIME_LIBRARY")
+    paths = [Path(env)] if env else [p for p in _CANDIDATES if p.exists()]
+    if not paths:
+        raise RuntimeNotFound(
+            "error: libnfruntime.so not found; build it with "
+            "'cmake -S runtime -B build-runtime -G Ninja && ninja -C "
+            "build-runtime' (or ./make.sh), or point NF_RUNTIME_LIBRARY at it "
+            f"(looked in {', '.join(str(p) for p in _CANDIDATES)})")
+    try:
+        lib = ctypes.CDLL(str(paths[0]))
+    except OSError as e:
+        raise RuntimeNotFound(f"error: cannot load {paths[0]}: {e}")
+    vp, cp, sz = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t
+    lib.nf_module_load.argtypes = [cp, ctypes.POINTER(vp), cp, sz]
+    lib.nf_module_load.restype = ctypes.c_int
+    lib.nf_module_unload.argtypes = [vp]
+    lib.nf_module_unload.restype = None
+    lib.nf_launch_packed.argtypes = [vp, cp, vp, sz, sz, sz, vp, cp, sz]
+    lib.nf_launch_packed.restype = ctypes.c_int
+    lib.nf_artifact_read.argtypes = [cp, ctypes.POINTER(vp), cp, sz]
+    lib.nf_artifact_read.restype = ctypes.c_int
+    lib.nf_artifact_free.argtypes = [vp]
+    lib.nf_artifact_free.restype = None
+    lib.nf_artifact_check.argtypes = [vp, cp, vp, sz, sz, sz, cp, sz]
+    lib.nf_artifact_check.restype = ctypes.c_int
+    _lib = lib
+    return lib
+
+
+def error_buffer():
+    return ctypes.create_string_buffer(_ERROR_SIZE)
+
+
+def load_module(path):
+    """Loads an artifact into the current CUDA context; returns a handle."""
+    lib = library()
+    handle = ctypes.c_void_p()
+    err = error_buffer()
+    if lib.nf_module_load(str(path).encode(), ctypes.byref(handle), err,
+                          _ERROR_SIZE):
+        raise RuntimeError("error: " + err.value.decode(errors="replace"))
+    return handle
+
+
+def read_artifact(path):
+    """Reads an artifact without a GPU, for nf_artifact_check."""
+    lib = library()
+    handle = ctypes.c_void_p()
+    err = error_buffer()
+    if lib.nf_artifact_read(str(path).encode(), ctypes.byref(handle), err,
+                            _ERROR_SIZE):
+        raise RuntimeError("error: " + err.value.decode(errors="replace"))
+    return handle

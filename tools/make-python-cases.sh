@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds, on the CPU machine, the artifacts the Python package's GPU tests and
+# bench/bench.py use (the GPU machine has no MLIR): gpu-py/test/ (every
+# example with D dynamic, plus f16/f32 copies of one) and gpu-py/bench/ (the
+# seed cases of ANCHORS.md with D fixed). Each artifact carries the cubin for
+# SM (default sm_90) and the generated PyTorch fallback.
+#
+#   tools/make-python-cases.sh [BUILD_BIN] [SM]    -> gpu-py/
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-build/bin}
+sm=${2:-sm_90}
+out=gpu-py
+rm -rf "$out"; mkdir -p "$out/test" "$out/bench" "$out/src"
+nfc() { "$bin/nf-compile" --sm "$sm" --cubin "$@"; }
+
+for ex in examples/*.mlir; do
+  nfc "$ex" -o "$out/test/$(basename "$ex" .mlir).nfa"
+done
+for dt in f16 f32; do
+  src="$out/src/scale_residual_layernorm_scale_shift_$dt.mlir"
+  sed "s/bf16/$dt/g" examples/scale_residual_layernorm_scale_shift.mlir > "$src"
+  nfc "$src" -o "$out/test/scale_residual_layernorm_scale_shift_$dt.nfa"
+done
+
+nfc examples/scale_residual_layernorm_scale_shift.mlir --dim D=1536 -o "$out/bench/bench_srn_bf16_D1536.nfa"
+nfc examples/scale_residual_layernorm_scale_shift.mlir --dim D=3072 -o "$out/bench/bench_srn_bf16_D3072.nfa"
+nfc examples/scale_residual_layernorm_affine_scale_shift.mlir --dim D=1536 -o "$out/bench/bench_srn_affine_f32_D1536.nfa"
+nfc examples/fused_add_gate_norm.mlir --dim D=3840 -o "$out/bench/bench_fagn_D3840.nfa"
+nfc examples/norm_tanh_mul_add_norm_scale.mlir --dim D=3840 -o "$out/bench/bench_ntma_D3840.nfa"
+nfc examples/qk_rmsnorm_rope_neox.mlir -o "$out/bench/bench_qk_neox.nfa"
+nfc examples/select01_layernorm_modulate.mlir --dim D=3072 -o "$out/bench/bench_sel_D3072.nfa"
+git rev-parse --short HEAD > "$out/COMMIT"
+du -sh "$out"
