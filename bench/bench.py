@@ -202,6 +202,19 @@ def copy_bandwidth():
     return 2 * n / (t * 1e-6)
 
 
+def same_size_copy_us(nbytes, replays):
+    """A device copy that moves as many bytes as the case (half read, half
+    written), over the same number of rotating sets: what a memory-bound
+    kernel of this size can reach, ramp-up and tail included."""
+    n = nbytes // 2
+    pairs = [(torch.empty(n, dtype=torch.uint8, device="cuda"),
+              torch.empty(n, dtype=torch.uint8, device="cuda"))
+             for _ in range(SETS)]
+    t = graph_time_us(lambda d, s: d.copy_(s), pairs, replays)
+    del pairs
+    return t
+
+
 def nbytes(args, outs):
     ins = sum(a.numel() * a.element_size() for a in args
               if isinstance(a, torch.Tensor))
@@ -227,7 +240,24 @@ def host_overhead_us(kernel, args, calls=3000):
     kernel faster than the host issues the next, so this is host time."""
     result = {}
     x = torch.zeros(16, device="cuda")
+    # The C launch alone (ctypes call, checks, cuLaunchKernel), arguments
+    # packed once: the rest of a call's time is Python.
+    import array
+    from normfuse import _capi, _current_stream, _error_buffer
+    out = torch.empty_like(args[0])
+    words, _ = kernel._pack(list(args), [out], "cuda")
+    packed = array.array("q", words)
+    handle = kernel._module._handle(0)
+    lib = _capi.library()
+    err = _error_buffer()
+
+    def c_only(*_):
+        lib.nf_launch_packed(handle, kernel._name_bytes,
+                             packed.buffer_info()[0], len(packed),
+                             len(args), 1, _current_stream(0), err, len(err))
+
     for label, fn in (("op", kernel), ("launch", kernel.launch),
+                      ("nf_launch_packed", c_only),
                       ("torch.empty", lambda *a: torch.empty(
                           (1, 1, 3840), dtype=bf16, device="cuda")),
                       ("x.add_(1)", lambda *a: x.add_(1))):
@@ -254,6 +284,9 @@ def main():
     p.add_argument("--profile", action="store_true",
                    help="launch the normfuse kernel of each case 3 times, "
                    "nothing else (run under ncu)")
+    p.add_argument("--suffix", default="",
+                   help="load <artifact><SUFFIX>.nfa instead (schedule "
+                   "variants; cases without one are skipped)")
     p.add_argument("--no-compile", action="store_true",
                    help="skip torch.compile (its compile time is minutes)")
     opts = p.parse_args()
@@ -277,14 +310,17 @@ def main():
     print(f"device: {info['device']}  torch {torch.__version__}  "
           f"copy bandwidth {bw / 1e12:.2f} TB/s (read+write)")
 
-    header = (f"{'case':40} {'shape':20} {'floor us':>9} {'normfuse':>16} "
+    header = (f"{'case':40} {'shape':20} {'floor us':>9} {'copy':>16} "
+              f"{'normfuse':>16} "
               f"{'eager':>16} {'torch.compile':>16}")
     print(header)
     for number, (name, shape, tag, inputs, eager) in enumerate(CASES):
         if opts.only is not None and number not in opts.only:
             continue
-        mod = normfuse.load(os.path.join(opts.artifacts, tag + ".nfa"),
-                            prefix=tag)
+        path = os.path.join(opts.artifacts, tag + opts.suffix + ".nfa")
+        if opts.suffix and not os.path.exists(path):
+            continue
+        mod = normfuse.load(path, prefix=tag + opts.suffix)
         kernel = next(iter(mod.kernels.values()))
         gen = torch.Generator(device="cuda").manual_seed(0)
         sets = [inputs(gen) for _ in range(SETS)]
@@ -296,12 +332,16 @@ def main():
         refs = kernel.fallback(*[a.clone() if isinstance(a, torch.Tensor)
                                  else a for a in sets[0]])
         # In-place results count as written once, like any output.
-        floor = nbytes(sets[0], refs) / bw * 1e6
+        moved = nbytes(sets[0], refs)
+        floor = moved / bw * 1e6
+        copy_us = same_size_copy_us(moved, opts.replays)
         contenders = [("normfuse", kernel), ("eager", eager)]
         if not opts.no_compile:
             torch._dynamo.reset()
             contenders.append(("torch.compile", torch.compile(eager)))
-        row = dict(case=name, shape=shape, artifact=tag, floor_us=floor)
+        row = dict(case=name, shape=shape, artifact=tag + opts.suffix,
+                   bytes=moved, floor_us=floor, same_size_copy_us=copy_us,
+                   same_size_copy_pct_floor=100 * floor / copy_us)
         # Every check before any timing: an in-place kernel changes its
         # inputs while it is timed.
         for label, fn in contenders:
@@ -313,7 +353,7 @@ def main():
             t = graph_time_us(fn, sets, opts.replays)
             row[label].update(us=t, pct_floor=100 * floor / t)
         info["cases"].append(row)
-        cells = []
+        cells = [f"{copy_us:7.1f} ({100 * floor / copy_us:5.1f}%)"]
         for label, _ in contenders:
             c = row[label]
             mark = "" if c["correct"] else " WRONG"
@@ -354,12 +394,13 @@ def markdown(info):
         "- Host time per call (1-row launch loop): " + ", ".join(
             f"{k} {v:.1f} us" for k, v in info["host_overhead_us"].items()),
         "",
-        "| case | shape | floor us | normfuse us (% floor) | torch eager us "
-        "(% floor) | torch.compile us (% floor) |",
-        "|---|---|---|---|---|---|",
+        "| case | shape | floor us | same-size copy us (% floor) | normfuse us "
+        "(% floor) | torch eager us (% floor) | torch.compile us (% floor) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in info["cases"]:
-        cells = []
+        cells = [f"{r['same_size_copy_us']:.1f} "
+                 f"({r['same_size_copy_pct_floor']:.1f}%)"]
         for label in ("normfuse", "eager", "torch.compile"):
             c = r.get(label)
             if c is None:
