@@ -202,19 +202,6 @@ def copy_bandwidth():
     return 2 * n / (t * 1e-6)
 
 
-def same_size_copy_us(nbytes, replays):
-    """A device copy that moves as many bytes as the case (half read, half
-    written), over the same number of rotating sets: what a memory-bound
-    kernel of this size can reach, ramp-up and tail included."""
-    n = nbytes // 2
-    pairs = [(torch.empty(n, dtype=torch.uint8, device="cuda"),
-              torch.empty(n, dtype=torch.uint8, device="cuda"))
-             for _ in range(SETS)]
-    t = graph_time_us(lambda d, s: d.copy_(s), pairs, replays)
-    del pairs
-    return t
-
-
 def nbytes(args, outs):
     ins = sum(a.numel() * a.element_size() for a in args
               if isinstance(a, torch.Tensor))
@@ -310,8 +297,7 @@ def main():
     print(f"device: {info['device']}  torch {torch.__version__}  "
           f"copy bandwidth {bw / 1e12:.2f} TB/s (read+write)")
 
-    header = (f"{'case':40} {'shape':20} {'floor us':>9} {'copy':>16} "
-              f"{'normfuse':>16} "
+    header = (f"{'case':40} {'shape':20} {'floor us':>9} {'normfuse':>16} "
               f"{'eager':>16} {'torch.compile':>16}")
     print(header)
     for number, (name, shape, tag, inputs, eager) in enumerate(CASES):
@@ -334,14 +320,12 @@ def main():
         # In-place results count as written once, like any output.
         moved = nbytes(sets[0], refs)
         floor = moved / bw * 1e6
-        copy_us = same_size_copy_us(moved, opts.replays)
         contenders = [("normfuse", kernel), ("eager", eager)]
         if not opts.no_compile:
             torch._dynamo.reset()
             contenders.append(("torch.compile", torch.compile(eager)))
         row = dict(case=name, shape=shape, artifact=tag + opts.suffix,
-                   bytes=moved, floor_us=floor, same_size_copy_us=copy_us,
-                   same_size_copy_pct_floor=100 * floor / copy_us)
+                   bytes=moved, floor_us=floor)
         # Every check before any timing: an in-place kernel changes its
         # inputs while it is timed.
         for label, fn in contenders:
@@ -353,7 +337,7 @@ def main():
             t = graph_time_us(fn, sets, opts.replays)
             row[label].update(us=t, pct_floor=100 * floor / t)
         info["cases"].append(row)
-        cells = [f"{copy_us:7.1f} ({100 * floor / copy_us:5.1f}%)"]
+        cells = []
         for label, _ in contenders:
             c = row[label]
             mark = "" if c["correct"] else " WRONG"
@@ -394,13 +378,12 @@ def markdown(info):
         "- Host time per call (1-row launch loop): " + ", ".join(
             f"{k} {v:.1f} us" for k, v in info["host_overhead_us"].items()),
         "",
-        "| case | shape | floor us | same-size copy us (% floor) | normfuse us "
-        "(% floor) | torch eager us (% floor) | torch.compile us (% floor) |",
-        "|---|---|---|---|---|---|---|",
+        "| case | shape | floor us | normfuse us (% floor) | torch eager us "
+        "(% floor) | torch.compile us (% floor) |",
+        "|---|---|---|---|---|---|",
     ]
     for r in info["cases"]:
-        cells = [f"{r['same_size_copy_us']:.1f} "
-                 f"({r['same_size_copy_pct_floor']:.1f}%)"]
+        cells = []
         for label in ("normfuse", "eager", "torch.compile"):
             c = r.get(label)
             if c is None:
