@@ -35,6 +35,8 @@ python3 examples/python/dit_block.py --artifacts gpu-py/test 2>&1 | tee "$out/di
 
 fi
 if [ "$only" = all ] || [ "$only" = bench ]; then
+echo "== copy bandwidth by size"
+python3 bench/copy_sizes.py 2>&1 | tee "$out/copy_sizes.log"
 echo "== benchmark"
 python3 bench/bench.py --artifacts gpu-py/bench --json "$out/bench.json" \
   --markdown "$out/bench.md" "$@" 2>&1 | tee "$out/bench.log" | grep -v "^W1\|^I1"
