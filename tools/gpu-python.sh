@@ -2,7 +2,8 @@
 # The Python side of the GPU check, in one command, on the device machine
 # (CUDA, torch, no MLIR): builds the runtime library, runs the package's
 # tests (CUDA, CUDA graphs, torch.compile, fake tensors, CPU fallback), the
-# DiT block example, and the benchmark against torch eager and torch.compile.
+# correctness matrix (python/tests/gpu_matrix.py), the DiT block example,
+# and the benchmark against torch eager and torch.compile.
 # Artifacts come from tools/make-python-cases.sh (gpu-py/).
 #
 #   tools/gpu-python.sh [OUT_DIR] [bench args...]
@@ -28,6 +29,10 @@ echo "== tests"
 NF_TEST_ARTIFACTS=gpu-py/test python3 -m unittest discover -s python/tests -v \
   > "$out/tests.log" 2>&1 || status=1
 tail -5 "$out/tests.log"; grep -E "^(FAIL|ERROR):" "$out/tests.log" | head -20
+
+echo "== correctness matrix against the generated fallback"
+python3 python/tests/gpu_matrix.py gpu-py/matrix > "$out/matrix.log" 2>&1 || status=1
+grep -E "^FAIL" "$out/matrix.log" | head -20; tail -1 "$out/matrix.log"
 
 echo "== DiT block example"
 python3 examples/python/dit_block.py --artifacts gpu-py/test 2>&1 | tee "$out/dit.log" \

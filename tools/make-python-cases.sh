@@ -32,3 +32,27 @@ nfc examples/qk_rmsnorm_rope_neox.mlir -o "$out/bench/bench_qk_neox.nfa"
 nfc examples/select01_layernorm_modulate.mlir --dim D=3072 -o "$out/bench/bench_sel_D3072.nfa"
 git rev-parse --short HEAD > "$out/COMMIT"
 du -sh "$out"
+
+# The correctness matrix (python/tests/gpu_matrix.py): every row-length
+# example in bf16/f16/f32, D dynamic and fixed at four sizes; QK examples in
+# bf16/f16.
+mkdir -p "$out/matrix"
+for ex in examples/*.mlir; do
+  name=$(basename "$ex" .mlir)
+  for dt in bf16 f16 f32; do
+    src=$ex
+    if [ "$dt" != bf16 ]; then
+      case "$name" in *affine*) [ "$dt" = f32 ] && continue;; esac
+      src="$out/src/${name}_$dt.mlir"; sed "s/bf16/$dt/g" "$ex" > "$src"
+    fi
+    case "$name" in
+      qk_*) [ "$dt" = f32 ] && continue
+            nfc "$src" -o "$out/matrix/${name}_$dt.nfa" ;;
+      *) nfc "$src" -o "$out/matrix/${name}_${dt}_dyn.nfa"
+         for d in 1536 3072 3840 8192; do
+           nfc "$src" --dim "D=$d" -o "$out/matrix/${name}_${dt}_D$d.nfa"
+         done ;;
+    esac
+  done
+done
+du -sh "$out"
