@@ -114,7 +114,7 @@ static int64_t sharedMemoryBytes(KernelOp kernel, const Schedule &schedule,
                                    llvm::count_if(chain.ops, [](Operation *op) {
                                      return isa<ReduceOp>(op);
                                    }));
-  return reductions * schedule.rowsPerCta * warps * 4;
+  return reductions * schedule.ctaRows() * warps * 4;
 }
 
 LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
@@ -130,7 +130,7 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
     ChainAnalysis chains(kernel);
     os << "kernel " << kernel.getSymName() << "\n";
     os << "schedule " << schedule->getKindName() << " threads_per_row "
-       << schedule->threadsPerRow << " rows_per_cta " << schedule->rowsPerCta
+       << schedule->threadsPerRow << " rows_per_cta " << schedule->ctaRows()
        << " chunk " << schedule->chunk << " chunks_per_thread "
        << schedule->chunksPerThread << "\n";
     os << "block " << schedule->blockSize() << " shared "
@@ -183,7 +183,8 @@ void mlir::nf::printKernelSummary(ModuleOp module, llvm::raw_ostream &os) {
     os << kernel.getSymName() << ": D=" << (d ? std::to_string(*d) : "?")
        << " schedule=" << schedule->getKindName()
        << " threads_per_row=" << schedule->threadsPerRow
-       << " rows_per_cta=" << schedule->rowsPerCta
+       << " rows_per_cta=" << schedule->ctaRows()
+       << " rows_per_thread=" << schedule->rowsPerThread
        << " block=" << schedule->blockSize()
        << " shared=" << sharedMemoryBytes(kernel, *schedule, chains) << "B\n";
   }

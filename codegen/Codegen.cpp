@@ -78,6 +78,10 @@ LogicalResult mlir::nf::validateCodegenOptions(const CodegenOptions &options,
     error = "rows per CTA must be from 1 to 1024";
     return failure();
   }
+  if (options.rowsPerThread < 0 || options.rowsPerThread > 8) {
+    error = "rows per thread must be from 1 to 8";
+    return failure();
+  }
   static const StringRef stages[] = {"", "rows", "gpu", "nvvm"};
   if (!llvm::is_contained(stages, options.dumpStage)) {
     error =
@@ -129,6 +133,7 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   NfSelectScheduleOptions schedule;
   schedule.threadsPerRow = options.threadsPerRow;
   schedule.rowsPerCta = options.rowsPerCta;
+  schedule.rowsPerThread = options.rowsPerThread;
   schedule.forceStreaming = options.streaming;
   rows.addPass(createNfSelectSchedule(schedule));
   if (failed(runStage(module, rows, "rows", options, dump)))

@@ -174,13 +174,32 @@ private:
   // Thread coordinates.
   Value lane, rowInCta, warpInRow, laneInWarp;
 
-  // Row state, reset per chain.
+  // Row state, reset per row.
   Value rowB, rowS, rowFrame, rowValid;
   DenseMap<Value, Value> scalars;
   DenseMap<Value, Value> rowOffsets;
   DenseMap<Operation *, Value> selectTaken;
   DenseMap<Operation *, std::pair<Value, Value>> ropePosition;
   unsigned reductionSlot = 0;
+
+  /// The row state of one of a thread's rows while another is emitted.
+  struct RowState {
+    Value rowB, rowS, rowFrame, rowValid;
+    DenseMap<Value, Value> scalars, rowOffsets;
+    DenseMap<Operation *, Value> selectTaken;
+    DenseMap<Operation *, std::pair<Value, Value>> ropePosition;
+  };
+  void swapRow(RowState &other) {
+    std::swap(rowB, other.rowB);
+    std::swap(rowS, other.rowS);
+    std::swap(rowFrame, other.rowFrame);
+    std::swap(rowValid, other.rowValid);
+    std::swap(scalars, other.scalars);
+    std::swap(rowOffsets, other.rowOffsets);
+    std::swap(selectTaken, other.selectTaken);
+    std::swap(ropePosition, other.ropePosition);
+  }
+  void setUpRow(unsigned chainIndex, Value row);
 };
 
 } // namespace
@@ -272,11 +291,12 @@ LogicalResult KernelLowering::emit(StringRef name) {
   int64_t warpsPerRow = sched.threadsPerRow / 32;
   SmallVector<Type> workgroupTypes;
   if (warpsPerRow > 1 && maxReductions > 0)
-    workgroupTypes.push_back(MemRefType::get(
-        {(int64_t)maxReductions * sched.rowsPerCta * warpsPerRow},
-        b.getF32Type(), MemRefLayoutAttrInterface(),
-        gpu::AddressSpaceAttr::get(b.getContext(),
-                                   gpu::AddressSpace::Workgroup)));
+    workgroupTypes.push_back(
+        MemRefType::get({(int64_t)maxReductions * sched.rowsPerThread *
+                         sched.rowsPerCta * warpsPerRow},
+                        b.getF32Type(), MemRefLayoutAttrInterface(),
+                        gpu::AddressSpaceAttr::get(
+                            b.getContext(), gpu::AddressSpace::Workgroup)));
 
   auto func =
       gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(paramTypes, {}),
@@ -302,7 +322,7 @@ LogicalResult KernelLowering::emit(StringRef name) {
   // Chains own consecutive CTA ranges, so each CTA runs one chain and its
   // barriers are uniform.
   Value ctaStart = i64c(0);
-  Value rowsPerCta = i64c(sched.rowsPerCta);
+  Value rowsPerCta = i64c(sched.ctaRows());
   for (unsigned c = 0; c < chains.getChains().size(); ++c) {
     Value ctas = arith::CeilDivUIOp::create(b, loc, chainRows[c], rowsPerCta);
     Value end = add(ctaStart, ctas);
@@ -377,13 +397,12 @@ void KernelLowering::evaluateReadyScalars(const Chain &chain) {
   }
 }
 
-LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
+void KernelLowering::setUpRow(unsigned c, Value row) {
   const Chain &chain = chains.getChains()[c];
   scalars.clear();
   rowOffsets.clear();
   selectTaken.clear();
   ropePosition.clear();
-  reductionSlot = 0;
 
   // Constants are shared by every chain.
   for (Operation &op : kernel.getBody().front())
@@ -392,7 +411,6 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
           b, loc, cast<TypedAttr>(constant.getValue()));
 
   Value rows = chainRows[c];
-  Value row = add(mul(localCta, i64c(sched.rowsPerCta)), rowInCta);
   rowValid = lt(row, rows);
   // Rows past the end compute on the last row and store nothing, so every
   // thread reaches every barrier.
@@ -464,6 +482,22 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     }
   }
   evaluateReadyScalars(chain);
+}
+
+LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
+  const Chain &chain = chains.getChains()[c];
+  reductionSlot = 0;
+  // A thread holds `group` rows of the CTA's rows_per_cta * group, rows_per_cta
+  // apart; each row is set up (row offsets, select and rotary state) before
+  // any is computed.
+  int64_t group = sched.rowsPerThread;
+  Value first = mul(localCta, i64c(sched.rowsPerCta * group));
+  SmallVector<RowState> rowStates(group);
+  for (int64_t g = 0; g < group; ++g) {
+    setUpRow(c, add(first, add(i64c(g * sched.rowsPerCta), rowInCta)));
+    swapRow(rowStates[g]);
+  }
+  swapRow(rowStates[0]);
 
   SmallVector<ReduceOp> reductions;
   for (Operation *op : chain.ops)
@@ -480,39 +514,66 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     outputs.push_back({r, ret->getOperand(r)});
 
   if (sched.isRegisterResident()) {
-    SmallVector<Chunk> chunks;
-    for (int64_t k = 0; k < sched.chunksPerThread; ++k)
-      chunks.push_back(
-          makeChunk(add(i64c(k * sched.threadsPerRow), lane), numChunks));
-    for (ReduceOp reduce : reductions) {
-      Value partial;
-      for (Chunk &chunk : chunks) {
-        Value part = reduceChunk(reduce, chunk);
-        partial = partial ? combine(reduce.getKind(), partial, part) : part;
+    unsigned numReductions = reductions.size();
+    SmallVector<SmallVector<Chunk>> rowChunks(group);
+    for (int64_t g = 0; g < group; ++g)
+      for (int64_t k = 0; k < sched.chunksPerThread; ++k)
+        rowChunks[g].push_back(
+            makeChunk(add(i64c(k * sched.threadsPerRow), lane), numChunks));
+    // With several rows per thread, the [B, S, D] loads of every row are
+    // issued before the first row's reductions: the loads of later rows
+    // are in flight while earlier ones reduce (a barrier would keep ptxas
+    // from hoisting them).
+    if (group > 1) {
+      for (int64_t g = 0; g < group; ++g) {
+        if (g > 0)
+          swapRow(rowStates[g]);
+        for (Operation *op : chain.ops)
+          if (auto load = dyn_cast<LoadOp>(op))
+            if (load.getKind() == BroadcastKind::BSD)
+              for (Chunk &chunk : rowChunks[g])
+                evaluate(load.getResult(), chunk);
+        if (g > 0)
+          swapRow(rowStates[g]);
       }
-      scalars[reduce.getResult()] =
-          allReduce(partial, reduce.getKind(), reductionSlot++);
-      evaluateReadyScalars(chain);
     }
-    // The whole row is computed before any of it is stored: an in-place
-    // result may overwrite what another chunk still reads.
-    SmallVector<SmallVector<Value>> values(chunks.size());
-    for (auto [k, chunk] : llvm::enumerate(chunks))
-      for (auto &[r, value] : outputs)
-        values[k].push_back(evaluate(value, chunk));
-    bool needsBarrier =
-        hasRope && llvm::any_of(outputs, [&](auto &output) {
-          return kernel.getInPlaceArgument(output.first).has_value();
-        });
-    if (needsBarrier)
-      gpu::BarrierOp::create(b, loc);
-    for (auto [k, chunk] : llvm::enumerate(chunks))
-      for (auto [o, output] : llvm::enumerate(outputs))
-        storeRow(output.first, values[k][o], chunk);
+    for (int64_t g = 0; g < group; ++g) {
+      if (g > 0)
+        swapRow(rowStates[g]);
+      reductionSlot = g * numReductions;
+      SmallVector<Chunk> &chunks = rowChunks[g];
+      for (ReduceOp reduce : reductions) {
+        Value partial;
+        for (Chunk &chunk : chunks) {
+          Value part = reduceChunk(reduce, chunk);
+          partial = partial ? combine(reduce.getKind(), partial, part) : part;
+        }
+        scalars[reduce.getResult()] =
+            allReduce(partial, reduce.getKind(), reductionSlot++);
+        evaluateReadyScalars(chain);
+      }
+      // The whole row is computed before any of it is stored: an in-place
+      // result may overwrite what another chunk still reads.
+      SmallVector<SmallVector<Value>> values(chunks.size());
+      for (auto [k, chunk] : llvm::enumerate(chunks))
+        for (auto &[r, value] : outputs)
+          values[k].push_back(evaluate(value, chunk));
+      bool needsBarrier =
+          hasRope && llvm::any_of(outputs, [&](auto &output) {
+            return kernel.getInPlaceArgument(output.first).has_value();
+          });
+      if (needsBarrier)
+        gpu::BarrierOp::create(b, loc);
+      for (auto [k, chunk] : llvm::enumerate(chunks))
+        for (auto [o, output] : llvm::enumerate(outputs))
+          storeRow(output.first, values[k][o], chunk);
+      if (g > 0)
+        swapRow(rowStates[g]);
+    }
     return success();
   }
 
-  // Streaming: one loop over the thread's chunks per phase.
+  // A loop over the thread's chunks of the row.
   auto chunkLoop =
       [&](ValueRange init,
           function_ref<SmallVector<Value>(Chunk &, ValueRange)> body)
@@ -529,23 +590,33 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     scf::YieldOp::create(b, loc, next);
     return loop;
   };
-  for (ReduceOp reduce : reductions) {
-    Value identity = reduce.getKind() == ReduceKind::Max
-                         ? f32c(-std::numeric_limits<double>::infinity())
-                         : f32c(0.0);
-    scf::ForOp loop = chunkLoop(identity, [&](Chunk &chunk, ValueRange acc) {
-      return SmallVector<Value>{
-          combine(reduce.getKind(), acc[0], reduceChunk(reduce, chunk))};
+  // Streaming: one loop over the thread's chunks per phase, the thread's
+  // rows one after the other (the general variant of a register-resident
+  // schedule may stream; its CTAs cover as many rows).
+  for (int64_t g = 0; g < group; ++g) {
+    if (g > 0)
+      swapRow(rowStates[g]);
+    reductionSlot = g * reductions.size();
+    for (ReduceOp reduce : reductions) {
+      Value identity = reduce.getKind() == ReduceKind::Max
+                           ? f32c(-std::numeric_limits<double>::infinity())
+                           : f32c(0.0);
+      scf::ForOp loop = chunkLoop(identity, [&](Chunk &chunk, ValueRange acc) {
+        return SmallVector<Value>{
+            combine(reduce.getKind(), acc[0], reduceChunk(reduce, chunk))};
+      });
+      scalars[reduce.getResult()] =
+          allReduce(loop.getResult(0), reduce.getKind(), reductionSlot++);
+      evaluateReadyScalars(chain);
+    }
+    chunkLoop({}, [&](Chunk &chunk, ValueRange) {
+      for (auto &[r, value] : outputs)
+        storeRow(r, evaluate(value, chunk), chunk);
+      return SmallVector<Value>{};
     });
-    scalars[reduce.getResult()] =
-        allReduce(loop.getResult(0), reduce.getKind(), reductionSlot++);
-    evaluateReadyScalars(chain);
+    if (g > 0)
+      swapRow(rowStates[g]);
   }
-  chunkLoop({}, [&](Chunk &chunk, ValueRange) {
-    for (auto &[r, value] : outputs)
-      storeRow(r, evaluate(value, chunk), chunk);
-    return SmallVector<Value>{};
-  });
   return success();
 }
 

@@ -88,6 +88,10 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
            "force the threads per row (a power of two; 0: choose)">,
     Option<"rowsPerCta", "rows-per-cta", "int64_t", /*default=*/"0",
            "force the rows per CTA (0: fill 128 threads)">,
+    Option<"rowsPerThread", "rows-per-thread", "int64_t", /*default=*/"0",
+           "rows each thread holds at once, their loads issued together "
+           "(register-resident schedules; 1 to 8; 0: 2 for rows shorter "
+           "than a warp, else 1)">,
     Option<"maxChunks", "max-chunks", "int64_t", /*default=*/"4",
            "most 16-byte chunks of a row a thread keeps in registers">,
     Option<"forceStreaming", "streaming", "bool", /*default=*/"false",

@@ -23,8 +23,14 @@ struct Schedule {
   int64_t rowsPerCta = 1;
   int64_t chunk = 4;
   int64_t chunksPerThread = 0;
+  /// Rows each thread group holds at once (register-resident schedules):
+  /// a CTA of `rowsPerCta` row groups covers `rowsPerCta * rowsPerThread`
+  /// rows, and every row's loads are issued before the first reduction.
+  int64_t rowsPerThread = 1;
 
   int64_t blockSize() const { return threadsPerRow * rowsPerCta; }
+  /// Rows one CTA covers (what the runtime divides the rows by).
+  int64_t ctaRows() const { return rowsPerCta * rowsPerThread; }
   bool isRegisterResident() const { return chunksPerThread > 0; }
   /// "multi_row", "warp", "cta" or "streaming".
   StringRef getKindName() const;

@@ -39,6 +39,36 @@ nf.kernel @rms(%x: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16>
 
 // -----
 
+// Two rows per thread group (rows_per_thread = 2): the CTA covers 8 x 2
+// rows, rows 8 apart; both rows' [B, S, D] loads come before the first
+// row's shuffles, then each row reduces and stores in turn.
+// CHECK-LABEL: gpu.func @rms2(
+// CHECK: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK-NOT: gpu.shuffle
+// CHECK: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK-COUNT-4: gpu.shuffle
+// CHECK: llvm.store
+// CHECK-COUNT-4: gpu.shuffle
+// CHECK: llvm.store
+// CHECK: gpu.func @rms2_general(
+nf.kernel @rms2(%x: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16>
+    attributes {nf.schedule = {chunk = 8 : i64, chunks_per_thread = 1 : i64,
+                               kind = "multi_row", rows_per_cta = 8 : i64,
+                               rows_per_thread = 2 : i64,
+                               threads_per_row = 16 : i64}} {
+  %eps = nf.constant 1.000000e-06 : f32
+  %xb = nf.load %x [B, S, D] : tensor<?x?x128xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
+  %v = nf.add %ms, %eps : f32
+  %r = nf.rsqrt %v : f32
+  %y = nf.mul %xf, %r : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
 // Composites must be decomposed first.
 nf.kernel @composite(%x: tensor<?x?x128xf32>) -> tensor<?x?x128xf32>
     attributes {nf.schedule = {chunk = 4 : i64, chunks_per_thread = 1 : i64,

@@ -2,11 +2,15 @@
 // RUN: nf-opt %s -split-input-file -nf-select-schedule | FileCheck %s
 // RUN: nf-opt %s -split-input-file -nf-select-schedule="threads-per-row=32 rows-per-cta=2" | FileCheck %s --check-prefix=FORCED
 // RUN: nf-opt %s -split-input-file -nf-select-schedule=streaming | FileCheck %s --check-prefix=STREAM
+// RUN: nf-opt %s -split-input-file -nf-select-schedule="rows-per-thread=3" | FileCheck %s --check-prefix=RPT
 
-// bf16, D = 128: 16 chunks of 8 -> 16 threads, one chunk each, 8 rows per
-// 128-thread CTA.
+// bf16, D = 128: 16 chunks of 8 -> 16 threads, one chunk each, 8 row
+// groups per 128-thread CTA, two rows per thread group (rows shorter than a
+// warp).
 // CHECK-LABEL: nf.kernel @head
-// CHECK-SAME: nf.schedule = {chunk = 8 : i64, chunks_per_thread = 1 : i64, kind = "multi_row", rows_per_cta = 8 : i64, threads_per_row = 16 : i64}
+// CHECK-SAME: nf.schedule = {chunk = 8 : i64, chunks_per_thread = 1 : i64, kind = "multi_row", rows_per_cta = 8 : i64, rows_per_thread = 2 : i64, threads_per_row = 16 : i64}
+// RPT-LABEL: nf.kernel @head
+// RPT-SAME: rows_per_thread = 3 : i64
 // FORCED-LABEL: nf.kernel @head
 // FORCED-SAME: nf.schedule = {chunk = 8 : i64, chunks_per_thread = 1 : i64, kind = "warp", rows_per_cta = 2 : i64, threads_per_row = 32 : i64}
 // STREAM-LABEL: nf.kernel @head
@@ -22,6 +26,8 @@ nf.kernel @head(%q: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16> {
 // CTA per row.
 // CHECK-LABEL: nf.kernel @wide
 // CHECK-SAME: nf.schedule = {chunk = 4 : i64, chunks_per_thread = 3 : i64, kind = "cta", rows_per_cta = 1 : i64, threads_per_row = 256 : i64}
+// RPT-LABEL: nf.kernel @wide
+// RPT-SAME: rows_per_thread = 3 : i64
 nf.kernel @wide(%x: tensor<?x?x3072xf32>) -> tensor<?x?x3072xf32> {
   %r = nf.load %x [B, S, D] : tensor<?x?x3072xf32>
   nf.return %r : !nf.row<f32>

@@ -75,6 +75,12 @@ static cl::opt<int64_t>
 static cl::opt<int64_t> rowsPerCta("rows-per-cta",
                                    cl::desc("Force rows per CTA"), cl::init(0),
                                    cl::cat(category));
+static cl::opt<int64_t> rowsPerThread(
+    "rows-per-thread",
+    cl::desc("Force the rows each thread holds at once, their loads issued "
+             "together (register-resident schedules; 1 to 8; default: 2 "
+             "for rows shorter than a warp, else 1)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<bool>
     streaming("streaming",
               cl::desc("Force the streaming schedule (row re-read from "
@@ -177,6 +183,7 @@ int main(int argc, char **argv) {
   options.cudaPath = cudaPath;
   options.threadsPerRow = threadsPerRow;
   options.rowsPerCta = rowsPerCta;
+  options.rowsPerThread = rowsPerThread;
   options.streaming = streaming;
   for (StringRef dim : dims) {
     auto [name, value] = dim.split('=');
