@@ -16,7 +16,6 @@ import argparse
 import datetime
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -280,9 +279,9 @@ def main():
     if not torch.cuda.is_available():
         sys.exit("error: bench.py needs a CUDA GPU")
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True,
-                            cwd=Path(__file__).parent).stdout.strip()
+    # The commit the artifacts were made at (tools/make-python-cases.sh
+    # writes it next to them; the device machine's copy of the tree may have
+    # no usable git history).
     artifact_commit = ""
     commit_file = Path(opts.artifacts).parent / "COMMIT"
     if commit_file.exists():
@@ -291,7 +290,7 @@ def main():
     info = dict(device=torch.cuda.get_device_name(),
                 date=datetime.datetime.now(datetime.timezone.utc).isoformat(
                     timespec="seconds"),
-                commit=commit, artifacts_commit=artifact_commit,
+                artifacts_commit=artifact_commit,
                 torch=torch.__version__, copy_bandwidth_TBps=bw / 1e12,
                 sets=SETS, replays=opts.replays, cases=[])
     print(f"device: {info['device']}  torch {torch.__version__}  "
@@ -371,8 +370,8 @@ def main():
 def markdown(info):
     lines = [
         f"- Device: {info['device']}; torch {info['torch']}",
-        f"- Date: {info['date']}; commit `{info['commit']}` (artifacts from "
-        f"`{info['artifacts_commit'] or 'unknown'}`)",
+        f"- Date: {info['date']}; artifacts and tree of commit "
+        f"`{info['artifacts_commit'] or 'unknown'}`",
         f"- Copy bandwidth in this run: {info['copy_bandwidth_TBps']:.2f} TB/s "
         "(read + write)",
         "- Host time per call (1-row launch loop): " + ", ".join(
