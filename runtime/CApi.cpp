@@ -147,21 +147,34 @@ Status unpack(const int64_t *packed, size_t size, size_t numArgs,
 constexpr size_t kMaxValues = 64;
 } // namespace
 
+namespace {
+/// A packed call decoded: the arguments, the results.
+struct Unpacked {
+  Value values[kMaxValues];
+  Tensor outs[kMaxValues];
+};
+
+/// The checks every packed entry point makes before decoding.
+Status unpackCall(const char *entry, bool haveHandle, const char *kernel,
+                  const int64_t *packed, size_t packedSize, size_t numArgs,
+                  size_t numResults, Unpacked &out) {
+  if (!haveHandle || !kernel || (packedSize && !packed) ||
+      numArgs > kMaxValues || numResults > kMaxValues)
+    return Status::error(std::string(entry) + ": null or oversized argument");
+  return unpack(packed, packedSize, numArgs, numResults, out.values, out.outs);
+}
+} // namespace
+
 extern "C" int nf_launch_packed(nf_module *module, const char *kernel,
                                 const int64_t *packed, size_t packedSize,
                                 size_t numArgs, size_t numResults, void *stream,
                                 char *error, size_t size) {
-  if (!module || !kernel || (packedSize && !packed) || numArgs > kMaxValues ||
-      numResults > kMaxValues)
-    return report(Status::error("nf_launch_packed: null or oversized argument"),
-                  error, size);
-  Value values[kMaxValues];
-  Tensor outs[kMaxValues];
-  if (int rc =
-          report(unpack(packed, packedSize, numArgs, numResults, values, outs),
-                 error, size))
+  Unpacked call;
+  if (int rc = report(unpackCall("nf_launch_packed", module, kernel, packed,
+                                 packedSize, numArgs, numResults, call),
+                      error, size))
     return rc;
-  return report(module->module->launch(kernel, values, numArgs, outs,
+  return report(module->module->launch(kernel, call.values, numArgs, call.outs,
                                        numResults,
                                        static_cast<CUstream>(stream)),
                 error, size);
@@ -190,23 +203,18 @@ extern "C" int nf_artifact_check(const nf_artifact *artifact,
                                  const char *kernel, const int64_t *packed,
                                  size_t packedSize, size_t numArgs,
                                  size_t numResults, char *error, size_t size) {
-  if (!artifact || !kernel || (packedSize && !packed) || numArgs > kMaxValues ||
-      numResults > kMaxValues)
-    return report(
-        Status::error("nf_artifact_check: null or oversized argument"), error,
-        size);
+  Unpacked call;
+  if (int rc = report(unpackCall("nf_artifact_check", artifact, kernel, packed,
+                                 packedSize, numArgs, numResults, call),
+                      error, size))
+    return rc;
   const KernelInfo *info = artifact->artifact.findKernel(kernel);
   if (!info)
     return report(Status::error(std::string("no kernel '") + kernel +
                                 "' in the artifact"),
                   error, size);
-  Value values[kMaxValues];
-  Tensor outs[kMaxValues];
-  if (int rc =
-          report(unpack(packed, packedSize, numArgs, numResults, values, outs),
-                 error, size))
-    return rc;
   LaunchPlan plan;
-  return report(planLaunch(*info, values, numArgs, outs, numResults, plan),
-                error, size);
+  return report(
+      planLaunch(*info, call.values, numArgs, call.outs, numResults, plan),
+      error, size);
 }

@@ -66,23 +66,21 @@ def error_buffer():
     return ctypes.create_string_buffer(_ERROR_SIZE)
 
 
-def load_module(path):
-    """Loads an artifact into the current CUDA context; returns a handle."""
+def _open(function, path):
     lib = library()
     handle = ctypes.c_void_p()
     err = error_buffer()
-    if lib.nf_module_load(str(path).encode(), ctypes.byref(handle), err,
-                          _ERROR_SIZE):
+    if getattr(lib, function)(str(path).encode(), ctypes.byref(handle), err,
+                              _ERROR_SIZE):
         raise RuntimeError("error: " + err.value.decode(errors="replace"))
     return handle
+
+
+def load_module(path):
+    """Loads an artifact into the current CUDA context; returns a handle."""
+    return _open("nf_module_load", path)
 
 
 def read_artifact(path):
     """Reads an artifact without a GPU, for nf_artifact_check."""
-    lib = library()
-    handle = ctypes.c_void_p()
-    err = error_buffer()
-    if lib.nf_artifact_read(str(path).encode(), ctypes.byref(handle), err,
-                            _ERROR_SIZE):
-        raise RuntimeError("error: " + err.value.decode(errors="replace"))
-    return handle
+    return _open("nf_artifact_read", path)
