@@ -143,7 +143,7 @@ struct NfSelectSchedulePass
         // several rows share a warp.
         s.threadsPerRow = std::min<int64_t>(16, llvm::PowerOf2Ceil(vectors));
         while (s.threadsPerRow < 1024 &&
-               llvm::divideCeil(vectors, s.threadsPerRow) > maxChunks)
+               (int64_t)llvm::divideCeil(vectors, s.threadsPerRow) > maxChunks)
           s.threadsPerRow *= 2;
       }
       s.chunksPerThread = llvm::divideCeil(vectors, s.threadsPerRow);
