@@ -57,22 +57,30 @@ static SmallVector<ArgumentUse> describeArguments(KernelOp kernel,
     if (!llvm::is_contained(seen, chain))
       use.chains += (use.chains.empty() ? "" : ",") + chain;
   };
-  auto bcastName = [](BroadcastKind kind) {
-    return stringifyBroadcastKind(kind);
-  };
-  kernel.walk([&](Operation *op) {
-    if (auto load = dyn_cast<LoadOp>(op)) {
-      note(load.getSource(), "data", bcastName(load.getKind()), op);
-    } else if (auto select = dyn_cast<SelectLoadOp>(op)) {
-      note(select.getIndex(), "select_index", "BS", op);
-      note(select.getFirst(), "data", bcastName(select.getKind()), op);
-      note(select.getSecond(), "data", bcastName(select.getKind()), op);
-    } else if (auto rope = dyn_cast<RopeOp>(op)) {
-      note(rope.getCache(), "rope_cache", "-", op);
-      note(rope.getPositions(), "rope_positions", "B", op);
-      if (rope.getOffset())
-        note(rope.getOffset(), "rope_offset", "-", op);
+  // The artifact's names for the roles (docs/Artifact.md), and the shape
+  // letters of the non-data roles.
+  (void)forEachArgumentUse(kernel, [&](Operation *user, BlockArgument arg,
+                                       ArgumentRole role, BroadcastKind kind) {
+    switch (role) {
+    case ArgumentRole::Data:
+      note(arg, "data", stringifyBroadcastKind(kind), user);
+      break;
+    case ArgumentRole::Index:
+      note(arg, "select_index", "BS", user);
+      break;
+    case ArgumentRole::Cache:
+      note(arg, "rope_cache", "-", user);
+      break;
+    case ArgumentRole::Positions:
+      note(arg, "rope_positions", "B", user);
+      break;
+    case ArgumentRole::Offset:
+      note(arg, "rope_offset", "-", user);
+      break;
+    case ArgumentRole::Unused:
+      break;
     }
+    return success();
   });
   return uses;
 }

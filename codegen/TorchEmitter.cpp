@@ -277,17 +277,17 @@ std::string KernelEmitter::docstring() {
     if (auto tensor = dyn_cast<RankedTensorType>(arg.getType()))
       shapes[arg.getArgNumber()] = describeTensor(tensor, letters);
   };
-  kernel.walk([&](Operation *op) {
-    if (auto load = dyn_cast<LoadOp>(op)) {
-      note(load.getSource(), getBroadcastShape(load.getKind()));
-    } else if (auto select = dyn_cast<SelectLoadOp>(op)) {
-      note(select.getIndex(), {"B", "S"});
-      note(select.getFirst(), getBroadcastShape(select.getKind()));
-      note(select.getSecond(), getBroadcastShape(select.getKind()));
-    } else if (auto rope = dyn_cast<RopeOp>(op)) {
-      note(rope.getCache(), {"max_pos", "rotary"});
-      note(rope.getPositions(), {"B"});
-    }
+  (void)forEachArgumentUse(kernel, [&](Operation *, BlockArgument arg,
+                                       ArgumentRole role, BroadcastKind kind) {
+    if (role == ArgumentRole::Data)
+      note(arg, getBroadcastShape(kind));
+    else if (role == ArgumentRole::Index)
+      note(arg, {"B", "S"});
+    else if (role == ArgumentRole::Cache)
+      note(arg, {"max_pos", "rotary"});
+    else if (role == ArgumentRole::Positions)
+      note(arg, {"B"});
+    return success();
   });
   std::string doc =
       "nf.kernel @" + escapeForPython(kernel.getSymName()) + " on torch: (";

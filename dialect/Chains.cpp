@@ -136,3 +136,65 @@ int ChainAnalysis::getChainOfResult(unsigned index) const {
       return i;
   return -1;
 }
+
+StringRef mlir::nf::stringifyArgumentRole(ArgumentRole role) {
+  switch (role) {
+  case ArgumentRole::Unused:
+    return "unused";
+  case ArgumentRole::Data:
+    return "data";
+  case ArgumentRole::Index:
+    return "index";
+  case ArgumentRole::Cache:
+    return "cache";
+  case ArgumentRole::Positions:
+    return "positions";
+  case ArgumentRole::Offset:
+    return "offset";
+  }
+  return "?";
+}
+
+LogicalResult mlir::nf::forEachArgumentUse(
+    KernelOp kernel,
+    llvm::function_ref<LogicalResult(Operation *, BlockArgument, ArgumentRole,
+                                     BroadcastKind)>
+        fn) {
+  for (Operation &op : kernel.getBody().front()) {
+    SmallVector<std::tuple<Value, ArgumentRole, BroadcastKind>, 3> uses;
+    if (auto load = dyn_cast<LoadOp>(op)) {
+      uses.push_back({load.getSource(), ArgumentRole::Data, load.getKind()});
+    } else if (auto select = dyn_cast<SelectLoadOp>(op)) {
+      uses.push_back(
+          {select.getIndex(), ArgumentRole::Index, BroadcastKind::One});
+      uses.push_back({select.getFirst(), ArgumentRole::Data, select.getKind()});
+      uses.push_back(
+          {select.getSecond(), ArgumentRole::Data, select.getKind()});
+    } else if (auto rope = dyn_cast<RopeOp>(op)) {
+      uses.push_back(
+          {rope.getCache(), ArgumentRole::Cache, BroadcastKind::One});
+      uses.push_back(
+          {rope.getPositions(), ArgumentRole::Positions, BroadcastKind::One});
+      if (rope.getOffset())
+        uses.push_back(
+            {rope.getOffset(), ArgumentRole::Offset, BroadcastKind::One});
+    }
+    for (auto [value, role, kind] : uses)
+      if (auto arg = dyn_cast<BlockArgument>(value))
+        if (failed(fn(&op, arg, role, kind)))
+          return failure();
+  }
+  return success();
+}
+
+SmallVector<ArgumentRole> mlir::nf::getArgumentRoles(KernelOp kernel) {
+  SmallVector<ArgumentRole> roles(kernel.getArgumentTypes().size(),
+                                  ArgumentRole::Unused);
+  (void)forEachArgumentUse(kernel, [&](Operation *, BlockArgument arg,
+                                       ArgumentRole role, BroadcastKind) {
+    if (arg.getArgNumber() < roles.size())
+      roles[arg.getArgNumber()] = role;
+    return success();
+  });
+  return roles;
+}

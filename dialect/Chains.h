@@ -65,6 +65,27 @@ private:
   llvm::DenseMap<Operation *, int> chainOf; // chain index + 1
 };
 
+/// What a kernel argument is used as. Every use of an argument must have the
+/// same role (and data the same broadcast kind); the kernel verifier checks
+/// it, with forEachArgumentUse like every other reader of roles.
+enum class ArgumentRole { Unused, Data, Index, Cache, Positions, Offset };
+
+/// "unused", "data", "index", "cache", "positions", "offset".
+StringRef stringifyArgumentRole(ArgumentRole role);
+
+/// Calls `fn` for every use of a kernel argument by an op of the body, in
+/// body order: the op, the argument, its role there and, for Data, the
+/// broadcast kind (One otherwise). Stops at, and returns, the first failure.
+/// The one definition of which operand of which op plays which role.
+LogicalResult forEachArgumentUse(
+    KernelOp kernel,
+    llvm::function_ref<LogicalResult(Operation *user, BlockArgument argument,
+                                     ArgumentRole role, BroadcastKind kind)>
+        fn);
+
+/// The role of each argument (Unused for arguments no op uses).
+SmallVector<ArgumentRole> getArgumentRoles(KernelOp kernel);
+
 } // namespace mlir::nf
 
 #endif // NF_DIALECT_CHAINS_H

@@ -222,16 +222,16 @@ std::optional<unsigned> KernelOp::getInPlaceArgument(unsigned resultIndex) {
   return attr.getInt();
 }
 
-/// What each kernel argument is used as; all uses must agree.
+/// What a kernel argument is used as, by its first user; all uses must agree.
 namespace {
-struct ArgumentRole {
-  enum Kind { Unused, Data, Index, Cache, Positions, Offset } kind = Unused;
+struct ArgumentUse {
+  ArgumentRole kind = ArgumentRole::Unused;
   BroadcastKind bcast = BroadcastKind::One;
   Operation *firstUser = nullptr;
 };
 } // namespace
 
-static StringRef describeRole(const ArgumentRole &role) {
+static StringRef describeRole(const ArgumentUse &role) {
   switch (role.kind) {
   case ArgumentRole::Unused:
     return "unused";
@@ -287,60 +287,37 @@ LogicalResult KernelOp::verifyRegions() {
   }
 
   // Roles of the arguments.
-  SmallVector<ArgumentRole> roles(argTypes.size());
-  auto assign = [&](Operation *user, Value value, ArgumentRole::Kind kind,
-                    BroadcastKind bcast) -> LogicalResult {
-    auto arg = dyn_cast<BlockArgument>(value);
-    if (!arg)
-      return success();
-    ArgumentRole &role = roles[arg.getArgNumber()];
-    if (role.kind == ArgumentRole::Unused) {
-      role = {kind, bcast, user};
-      return success();
-    }
-    if (role.kind != kind)
-      return user->emitOpError("uses %")
-             << getArgumentName(arg.getArgNumber()) << " as "
-             << describeRole({kind, bcast, user}) << ", but it is already "
-             << describeRole(role);
-    if (kind == ArgumentRole::Data && role.bcast != bcast)
-      return user->emitOpError("loads %")
-             << getArgumentName(arg.getArgNumber()) << " as "
-             << formatBroadcastKind(bcast) << ", but another load of it uses "
-             << formatBroadcastKind(role.bcast)
-             << "; an argument has one broadcast kind";
-    return success();
-  };
-  for (Operation &op : body) {
-    LogicalResult ok = success();
-    if (auto load = dyn_cast<LoadOp>(op)) {
-      ok = assign(&op, load.getSource(), ArgumentRole::Data, load.getKind());
-    } else if (auto select = dyn_cast<SelectLoadOp>(op)) {
+  SmallVector<ArgumentUse> roles(argTypes.size());
+  for (Operation &op : body)
+    if (auto select = dyn_cast<SelectLoadOp>(op))
       if (select.getFirst() == select.getSecond())
         return select.emitOpError("selects between %")
                << describeValue(select.getFirst()).substr(1)
                << " and itself; use nf.load";
-      ok = assign(&op, select.getIndex(), ArgumentRole::Index,
-                  BroadcastKind::One);
-      if (succeeded(ok))
-        ok = assign(&op, select.getFirst(), ArgumentRole::Data,
-                    select.getKind());
-      if (succeeded(ok))
-        ok = assign(&op, select.getSecond(), ArgumentRole::Data,
-                    select.getKind());
-    } else if (auto rope = dyn_cast<RopeOp>(op)) {
-      ok =
-          assign(&op, rope.getCache(), ArgumentRole::Cache, BroadcastKind::One);
-      if (succeeded(ok))
-        ok = assign(&op, rope.getPositions(), ArgumentRole::Positions,
-                    BroadcastKind::One);
-      if (succeeded(ok) && rope.getOffset())
-        ok = assign(&op, rope.getOffset(), ArgumentRole::Offset,
-                    BroadcastKind::One);
-    }
-    if (failed(ok))
-      return failure();
-  }
+  if (failed(forEachArgumentUse(
+          *this,
+          [&](Operation *user, BlockArgument arg, ArgumentRole kind,
+              BroadcastKind bcast) -> LogicalResult {
+            ArgumentUse &role = roles[arg.getArgNumber()];
+            if (role.kind == ArgumentRole::Unused) {
+              role = {kind, bcast, user};
+              return success();
+            }
+            if (role.kind != kind)
+              return user->emitOpError("uses %")
+                     << getArgumentName(arg.getArgNumber()) << " as "
+                     << describeRole({kind, bcast, user})
+                     << ", but it is already " << describeRole(role);
+            if (kind == ArgumentRole::Data && role.bcast != bcast)
+              return user->emitOpError("loads %")
+                     << getArgumentName(arg.getArgNumber()) << " as "
+                     << formatBroadcastKind(bcast)
+                     << ", but another load of it uses "
+                     << formatBroadcastKind(role.bcast)
+                     << "; an argument has one broadcast kind";
+            return success();
+          })))
+    return failure();
   for (auto [i, type] : llvm::enumerate(argTypes)) {
     bool scalar = !isa<RankedTensorType>(type);
     if (scalar && roles[i].kind != ArgumentRole::Offset &&

@@ -11,48 +11,6 @@
 using namespace mlir;
 using namespace mlir::nf;
 
-StringRef mlir::nf::stringifyArgumentRole(ArgumentRole role) {
-  switch (role) {
-  case ArgumentRole::Unused:
-    return "unused";
-  case ArgumentRole::Data:
-    return "data";
-  case ArgumentRole::Index:
-    return "index";
-  case ArgumentRole::Cache:
-    return "cache";
-  case ArgumentRole::Positions:
-    return "positions";
-  case ArgumentRole::Offset:
-    return "offset";
-  }
-  return "?";
-}
-
-SmallVector<ArgumentRole> mlir::nf::getArgumentRoles(KernelOp kernel) {
-  SmallVector<ArgumentRole> roles(kernel.getArgumentTypes().size(),
-                                  ArgumentRole::Unused);
-  auto assign = [&](Value value, ArgumentRole role) {
-    if (auto arg = dyn_cast_or_null<BlockArgument>(value))
-      if (arg.getArgNumber() < roles.size())
-        roles[arg.getArgNumber()] = role;
-  };
-  for (Operation &op : kernel.getBody().front()) {
-    if (auto load = dyn_cast<LoadOp>(op)) {
-      assign(load.getSource(), ArgumentRole::Data);
-    } else if (auto select = dyn_cast<SelectLoadOp>(op)) {
-      assign(select.getIndex(), ArgumentRole::Index);
-      assign(select.getFirst(), ArgumentRole::Data);
-      assign(select.getSecond(), ArgumentRole::Data);
-    } else if (auto rope = dyn_cast<RopeOp>(op)) {
-      assign(rope.getCache(), ArgumentRole::Cache);
-      assign(rope.getPositions(), ArgumentRole::Positions);
-      assign(rope.getOffset(), ArgumentRole::Offset);
-    }
-  }
-  return roles;
-}
-
 FailureOr<SmallVector<std::vector<int64_t>>> mlir::nf::deriveArgumentShapes(
     KernelOp kernel, const std::map<DimSymbol, int64_t> &sizes,
     const llvm::StringMap<std::vector<int64_t>> &overrides,

@@ -62,15 +62,6 @@ std::string formatShape(ArrayRef<int64_t> shape);
 FailureOr<SmallVector<HostTensor>>
 interpretKernel(KernelOp kernel, ArrayRef<HostTensor> args, std::string &error);
 
-/// What a kernel argument is used as. Every use of an argument has the same
-/// role (the kernel verifier checks it).
-enum class ArgumentRole { Unused, Data, Index, Cache, Positions, Offset };
-
-/// "unused", "data", "index", "cache", "positions", "offset".
-StringRef stringifyArgumentRole(ArgumentRole role);
-
-SmallVector<ArgumentRole> getArgumentRoles(KernelOp kernel);
-
 /// Shapes for the arguments of `kernel`, to make inputs for it. A dimension
 /// fixed in the argument's type keeps that size; for a dynamic one, each
 /// chain takes the size of its symbol (B, S, D, F, MaxPos) from, in order,
