@@ -134,6 +134,7 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   schedule.threadsPerRow = options.threadsPerRow;
   schedule.rowsPerCta = options.rowsPerCta;
   schedule.rowsPerThread = options.rowsPerThread;
+  schedule.asyncCopy = options.asyncCopy;
   schedule.forceStreaming = options.streaming;
   rows.addPass(createNfSelectSchedule(schedule));
   if (failed(runStage(module, rows, "rows", options, dump)))

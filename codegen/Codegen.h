@@ -34,6 +34,7 @@ struct CodegenOptions {
   int64_t threadsPerRow = 0;
   int64_t rowsPerCta = 0;
   int64_t rowsPerThread = 0; ///< 0: the schedule's choice
+  bool asyncCopy = false;
   bool streaming = false;
   /// Print the IR after this stage ("rows", "gpu", "nvvm") to `dump`.
   std::string dumpStage;

@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -57,6 +58,9 @@ struct Chunk {
   /// masked out of reductions and stores.
   SmallVector<Value> valid;
   DenseMap<Value, Value> cache;
+  /// Which of the thread's chunks of the row this is (register-resident
+  /// schedules): its slot in the async-copy staging buffer.
+  int64_t slot = -1;
 };
 
 class KernelLowering {
@@ -200,9 +204,32 @@ private:
     std::swap(ropePosition, other.ropePosition);
   }
   void setUpRow(unsigned chainIndex, Value row);
+
+  // Async-copy staging (Schedule::asyncCopy, vectorized variant only): a
+  // shared buffer of two row slots per staged tensor; each thread copies and
+  // later reads back only its own 16-byte chunks, so no barrier is needed.
+  std::string stageGlobal;             ///< name of the shared buffer
+  int64_t stageBytes = 0;              ///< its size
+  DenseMap<Value, Value> stagedChunk0; ///< tensor -> this row's slot 0
+  bool staging() const { return !stageGlobal.empty(); }
+  void issueRowCopies(ArrayRef<Value> tensors, ArrayRef<Chunk> chunks,
+                      int64_t buffer);
+  Value stageSlot(int64_t buffer, int64_t tensor, int64_t numTensors);
 };
 
 } // namespace
+
+/// The tensors a chain loads as whole [B, S, D] rows, in body order: what
+/// async-copy staging copies.
+static SmallVector<Value> stagedTensorsOf(const Chain &chain) {
+  SmallVector<Value> tensors;
+  for (Operation *op : chain.ops)
+    if (auto load = dyn_cast<LoadOp>(op))
+      if (load.getKind() == BroadcastKind::BSD &&
+          !llvm::is_contained(tensors, load.getSource()))
+        tensors.push_back(load.getSource());
+  return tensors;
+}
 
 //===----------------------------------------------------------------------===//
 // Kernel structure
@@ -297,6 +324,26 @@ LogicalResult KernelLowering::emit(StringRef name) {
                         b.getF32Type(), MemRefLayoutAttrInterface(),
                         gpu::AddressSpaceAttr::get(
                             b.getContext(), gpu::AddressSpace::Workgroup)));
+
+  // Async-copy staging: two row slots per staged ([B, S, D]) tensor, each
+  // slot the block's chunks in thread order. Only where it fits the 48 KB of
+  // static shared memory next to the reduction scratch; else no staging.
+  if (sched.asyncCopy && vectorized && sched.isRegisterResident()) {
+    int64_t tensors = 0;
+    for (const Chain &chain : chains.getChains())
+      tensors = std::max<int64_t>(tensors, stagedTensorsOf(chain).size());
+    int64_t bytes =
+        2 * tensors * sched.chunksPerThread * sched.blockSize() * 16;
+    int64_t scratch = maxReductions * sched.ctaRows() * warpsPerRow * 4;
+    if (tensors > 0 && bytes + scratch <= 48 * 1024) {
+      stageGlobal = (name + "_stage").str();
+      stageBytes = bytes;
+      LLVM::GlobalOp::create(
+          b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), bytes),
+          /*isConstant=*/false, LLVM::Linkage::Internal, stageGlobal,
+          Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+    }
+  }
 
   auto func =
       gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(paramTypes, {}),
@@ -517,14 +564,21 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     unsigned numReductions = reductions.size();
     SmallVector<SmallVector<Chunk>> rowChunks(group);
     for (int64_t g = 0; g < group; ++g)
-      for (int64_t k = 0; k < sched.chunksPerThread; ++k)
+      for (int64_t k = 0; k < sched.chunksPerThread; ++k) {
         rowChunks[g].push_back(
             makeChunk(add(i64c(k * sched.threadsPerRow), lane), numChunks));
+        rowChunks[g].back().slot = k;
+      }
+    SmallVector<Value> staged;
+    if (staging())
+      staged = stagedTensorsOf(chain);
+    if (!staged.empty())
+      issueRowCopies(staged, rowChunks[0], 0);
     // With several rows per thread, the [B, S, D] loads of every row are
     // issued before the first row's reductions: the loads of later rows
     // are in flight while earlier ones reduce (a barrier would keep ptxas
     // from hoisting them).
-    if (group > 1) {
+    if (group > 1 && !sched.asyncCopy) {
       for (int64_t g = 0; g < group; ++g) {
         if (g > 0)
           swapRow(rowStates[g]);
@@ -542,6 +596,19 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
         swapRow(rowStates[g]);
       reductionSlot = g * numReductions;
       SmallVector<Chunk> &chunks = rowChunks[g];
+      if (!staged.empty()) {
+        // Copy the next row while this one is reduced; wait for this row's
+        // copies (all but the newest group), then read them from its slot.
+        if (g + 1 < group) {
+          swapRow(rowStates[g + 1]);
+          issueRowCopies(staged, rowChunks[g + 1], (g + 1) % 2);
+          swapRow(rowStates[g + 1]);
+        }
+        NVVM::CpAsyncWaitGroupOp::create(b, loc, g + 1 < group ? 1 : 0);
+        stagedChunk0.clear();
+        for (auto [j, tensor] : llvm::enumerate(staged))
+          stagedChunk0[tensor] = stageSlot(g % 2, j, staged.size());
+      }
       for (ReduceOp reduce : reductions) {
         Value partial;
         for (Chunk &chunk : chunks) {
@@ -567,6 +634,7 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
       for (auto [k, chunk] : llvm::enumerate(chunks))
         for (auto [o, output] : llvm::enumerate(outputs))
           storeRow(output.first, values[k][o], chunk);
+      stagedChunk0.clear();
       if (g > 0)
         swapRow(rowStates[g]);
     }
@@ -618,6 +686,39 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
       swapRow(rowStates[g]);
   }
   return success();
+}
+
+Value KernelLowering::stageSlot(int64_t buffer, int64_t tensor,
+                                int64_t numTensors) {
+  auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  Value base = LLVM::AddressOfOp::create(b, loc, ptr3, stageGlobal);
+  Value tid = add(mul(rowInCta, i64c(sched.threadsPerRow)), lane);
+  int64_t slotBytes = sched.chunksPerThread * sched.blockSize() * 16;
+  Value offset =
+      add(i64c((buffer * numTensors + tensor) * slotBytes), mul(tid, i64c(16)));
+  return LLVM::GEPOp::create(b, loc, ptr3, b.getI8Type(), base,
+                             ValueRange{offset});
+}
+
+void KernelLowering::issueRowCopies(ArrayRef<Value> tensors,
+                                    ArrayRef<Chunk> chunks, int64_t buffer) {
+  for (auto [j, tensor] : llvm::enumerate(tensors)) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    Type element = type.getElementType();
+    Value ptr = argValue[cast<BlockArgument>(tensor).getArgNumber()];
+    Value rowOff = rowOffset(tensor, BroadcastKind::BSD);
+    Value slot0 = stageSlot(buffer, j, tensors.size());
+    for (const Chunk &chunk : chunks) {
+      Value src = gep(ptr, element, add(rowOff, chunk.base));
+      Value dst = LLVM::GEPOp::create(
+          b, loc, slot0.getType(), b.getI8Type(), slot0,
+          ValueRange{i64c(chunk.slot * sched.blockSize() * 16)});
+      // .cg: the row is read once; keep it out of L1.
+      NVVM::CpAsyncOp::create(b, loc, dst, src, 16,
+                              NVVM::LoadCacheModifierKind::CG, Value());
+    }
+  }
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
 }
 
 //===----------------------------------------------------------------------===//
@@ -696,6 +797,14 @@ Value KernelLowering::evaluate(Value v, Chunk &chunk) {
           .Case([&](LoadOp load) -> Value {
             auto type = cast<RankedTensorType>(load.getSource().getType());
             Type element = type.getElementType();
+            auto stagedIt = stagedChunk0.find(load.getSource());
+            if (stagedIt != stagedChunk0.end() && chunk.slot >= 0) {
+              Value address = LLVM::GEPOp::create(
+                  b, loc, stagedIt->second.getType(), b.getI8Type(),
+                  stagedIt->second,
+                  ValueRange{i64c(chunk.slot * sched.blockSize() * 16)});
+              return LLVM::LoadOp::create(b, loc, vecOf(element), address, 16);
+            }
             Value ptr =
                 argValue[cast<BlockArgument>(load.getSource()).getArgNumber()];
             if (load.getKind() == BroadcastKind::One) {

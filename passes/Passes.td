@@ -92,6 +92,10 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
            "rows each thread holds at once, their loads issued together "
            "(register-resident schedules; 1 to 8; 0: 2 for rows shorter "
            "than a warp, else 1)">,
+    Option<"asyncCopy", "async-copy", "bool", /*default=*/"false",
+           "take a thread group's rows one after the other, copying the "
+           "next row into shared memory with cp.async (register-resident "
+           "schedules, sm_80+; rows-per-thread defaults to 4)">,
     Option<"maxChunks", "max-chunks", "int64_t", /*default=*/"4",
            "most 16-byte chunks of a row a thread keeps in registers">,
     Option<"forceStreaming", "streaming", "bool", /*default=*/"false",
@@ -130,7 +134,7 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
-    "::mlir::memref::MemRefDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect"
   ];
 }
 

@@ -37,6 +37,8 @@ DictionaryAttr Schedule::toAttr(MLIRContext *ctx) const {
       b.getNamedAttr("chunk", b.getI64IntegerAttr(chunk)),
       b.getNamedAttr("chunks_per_thread", b.getI64IntegerAttr(chunksPerThread)),
   };
+  if (asyncCopy)
+    attrs.push_back(b.getNamedAttr("async_copy", b.getBoolAttr(true)));
   // Absent means 1.
   if (rowsPerThread != 1)
     attrs.push_back(
@@ -63,6 +65,12 @@ FailureOr<Schedule> Schedule::fromKernel(KernelOp kernel) {
     return kernel.emitOpError("malformed ") << getAttrName() << ": " << dict;
   if (dict.get("rows_per_thread") && !get("rows_per_thread", s.rowsPerThread))
     return kernel.emitOpError("malformed ") << getAttrName() << ": " << dict;
+  if (Attribute copy = dict.get("async_copy")) {
+    auto flag = dyn_cast<BoolAttr>(copy);
+    if (!flag)
+      return kernel.emitOpError("malformed ") << getAttrName() << ": " << dict;
+    s.asyncCopy = flag.getValue();
+  }
   if (!llvm::isPowerOf2_64(s.threadsPerRow) || s.threadsPerRow > 1024 ||
       s.rowsPerCta < 1 || s.blockSize() > 1024 ||
       (s.threadsPerRow > 32 && s.threadsPerRow % 32 != 0) ||
@@ -167,8 +175,11 @@ struct NfSelectSchedulePass
       s.rowsPerThread = 1;
     else if (rowsPerThread > 0)
       s.rowsPerThread = rowsPerThread;
+    else if (asyncCopy)
+      s.rowsPerThread = 4;
     else
       s.rowsPerThread = s.threadsPerRow < 32 ? 2 : 1;
+    s.asyncCopy = asyncCopy && !streaming;
     // Blocks of 128 threads: on an H100 this beat 256 for D = 3072 rows
     // (92.7% against 88.5% of the copy floor, docs/Results.md), more
     // resident CTAs hiding more of each row's reduction latency.

@@ -27,6 +27,11 @@ struct Schedule {
   /// a CTA of `rowsPerCta` row groups covers `rowsPerCta * rowsPerThread`
   /// rows, and every row's loads are issued before the first reduction.
   int64_t rowsPerThread = 1;
+  /// With several rows per thread group: instead of holding them all, take
+  /// them one after the other and copy the next row's [B, S, D] chunks into
+  /// shared memory asynchronously (cp.async, sm_80+) while the current row
+  /// is reduced: bytes in flight without registers.
+  bool asyncCopy = false;
 
   int64_t blockSize() const { return threadsPerRow * rowsPerCta; }
   /// Rows one CTA covers (what the runtime divides the rows by).

@@ -75,6 +75,13 @@ static cl::opt<int64_t>
 static cl::opt<int64_t> rowsPerCta("rows-per-cta",
                                    cl::desc("Force rows per CTA"), cl::init(0),
                                    cl::cat(category));
+static cl::opt<bool> asyncCopy(
+    "async-copy",
+    cl::desc("Take each thread group's rows one after the other, copying the "
+             "next row into shared memory with cp.async while the current "
+             "one is reduced (register-resident schedules, sm_80 and newer; "
+             "--rows-per-thread defaults to 4)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<int64_t> rowsPerThread(
     "rows-per-thread",
     cl::desc("Force the rows each thread holds at once, their loads issued "
@@ -184,6 +191,7 @@ int main(int argc, char **argv) {
   options.threadsPerRow = threadsPerRow;
   options.rowsPerCta = rowsPerCta;
   options.rowsPerThread = rowsPerThread;
+  options.asyncCopy = asyncCopy;
   options.streaming = streaming;
   for (StringRef dim : dims) {
     auto [name, value] = dim.split('=');
