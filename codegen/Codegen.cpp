@@ -78,6 +78,11 @@ LogicalResult mlir::nf::validateCodegenOptions(const CodegenOptions &options,
     error = "rows per CTA must be from 1 to 1024";
     return failure();
   }
+  if (options.asyncCopy && options.chip == "sm_75") {
+    error = "--async-copy needs cp.async, sm_80 or newer; the target is " +
+            options.chip;
+    return failure();
+  }
   if (options.rowsPerThread < 0 || options.rowsPerThread > 8) {
     error = "rows per thread must be from 1 to 8";
     return failure();
