@@ -209,7 +209,6 @@ private:
   // shared buffer of two row slots per staged tensor; each thread copies and
   // later reads back only its own 16-byte chunks, so no barrier is needed.
   std::string stageGlobal;             ///< name of the shared buffer
-  int64_t stageBytes = 0;              ///< its size
   DenseMap<Value, Value> stagedChunk0; ///< tensor -> this row's slot 0
   bool staging() const { return !stageGlobal.empty(); }
   void issueRowCopies(ArrayRef<Value> tensors, ArrayRef<Chunk> chunks,
@@ -337,7 +336,6 @@ LogicalResult KernelLowering::emit(StringRef name) {
     int64_t scratch = maxReductions * sched.ctaRows() * warpsPerRow * 4;
     if (tensors > 0 && bytes + scratch <= 48 * 1024) {
       stageGlobal = (name + "_stage").str();
-      stageBytes = bytes;
       LLVM::GlobalOp::create(
           b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), bytes),
           /*isConstant=*/false, LLVM::Linkage::Internal, stageGlobal,
