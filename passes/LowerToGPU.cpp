@@ -213,6 +213,15 @@ private:
   bool staging() const { return !stageGlobal.empty(); }
   void issueRowCopies(ArrayRef<Value> tensors, ArrayRef<Chunk> chunks,
                       int64_t buffer);
+  LogicalResult emitStagedRows(unsigned chainIndex, ArrayRef<Value> staged,
+                               MutableArrayRef<SmallVector<Chunk>> rowChunks,
+                               function_ref<Value(int64_t)> rowIndex,
+                               ArrayRef<ReduceOp> reductions,
+                               ArrayRef<std::pair<unsigned, Value>> outputs);
+  /// Reduces, computes and stores the current row from `chunks`.
+  void emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
+               ArrayRef<ReduceOp> reductions,
+               ArrayRef<std::pair<unsigned, Value>> outputs);
   Value stageSlot(int64_t buffer, int64_t tensor, int64_t numTensors);
 };
 
@@ -537,9 +546,18 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
   // any is computed.
   int64_t group = sched.rowsPerThread;
   Value first = mul(localCta, i64c(sched.rowsPerCta * group));
+  auto rowIndex = [&](int64_t g) {
+    return add(first, add(i64c(g * sched.rowsPerCta), rowInCta));
+  };
+  // With async-copy staging the rows are taken in turn and each is set up
+  // just before its copies are issued (short live ranges); otherwise all
+  // are set up here.
+  SmallVector<Value> staged;
+  if (staging() && sched.isRegisterResident())
+    staged = stagedTensorsOf(chain);
   SmallVector<RowState> rowStates(group);
-  for (int64_t g = 0; g < group; ++g) {
-    setUpRow(c, add(first, add(i64c(g * sched.rowsPerCta), rowInCta)));
+  for (int64_t g = 0; g < (staged.empty() ? group : 1); ++g) {
+    setUpRow(c, rowIndex(g));
     swapRow(rowStates[g]);
   }
   swapRow(rowStates[0]);
@@ -567,11 +585,9 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
             makeChunk(add(i64c(k * sched.threadsPerRow), lane), numChunks));
         rowChunks[g].back().slot = k;
       }
-    SmallVector<Value> staged;
-    if (staging())
-      staged = stagedTensorsOf(chain);
     if (!staged.empty())
-      issueRowCopies(staged, rowChunks[0], 0);
+      return emitStagedRows(c, staged, rowChunks, rowIndex, reductions,
+                            outputs);
     // With several rows per thread, the [B, S, D] loads of every row are
     // issued before the first row's reductions: the loads of later rows
     // are in flight while earlier ones reduce (a barrier would keep ptxas
@@ -594,45 +610,7 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
         swapRow(rowStates[g]);
       reductionSlot = g * numReductions;
       SmallVector<Chunk> &chunks = rowChunks[g];
-      if (!staged.empty()) {
-        // Copy the next row while this one is reduced; wait for this row's
-        // copies (all but the newest group), then read them from its slot.
-        if (g + 1 < group) {
-          swapRow(rowStates[g + 1]);
-          issueRowCopies(staged, rowChunks[g + 1], (g + 1) % 2);
-          swapRow(rowStates[g + 1]);
-        }
-        NVVM::CpAsyncWaitGroupOp::create(b, loc, g + 1 < group ? 1 : 0);
-        stagedChunk0.clear();
-        for (auto [j, tensor] : llvm::enumerate(staged))
-          stagedChunk0[tensor] = stageSlot(g % 2, j, staged.size());
-      }
-      for (ReduceOp reduce : reductions) {
-        Value partial;
-        for (Chunk &chunk : chunks) {
-          Value part = reduceChunk(reduce, chunk);
-          partial = partial ? combine(reduce.getKind(), partial, part) : part;
-        }
-        scalars[reduce.getResult()] =
-            allReduce(partial, reduce.getKind(), reductionSlot++);
-        evaluateReadyScalars(chain);
-      }
-      // The whole row is computed before any of it is stored: an in-place
-      // result may overwrite what another chunk still reads.
-      SmallVector<SmallVector<Value>> values(chunks.size());
-      for (auto [k, chunk] : llvm::enumerate(chunks))
-        for (auto &[r, value] : outputs)
-          values[k].push_back(evaluate(value, chunk));
-      bool needsBarrier =
-          hasRope && llvm::any_of(outputs, [&](auto &output) {
-            return kernel.getInPlaceArgument(output.first).has_value();
-          });
-      if (needsBarrier)
-        gpu::BarrierOp::create(b, loc);
-      for (auto [k, chunk] : llvm::enumerate(chunks))
-        for (auto [o, output] : llvm::enumerate(outputs))
-          storeRow(output.first, values[k][o], chunk);
-      stagedChunk0.clear();
+      emitRow(chain, chunks, reductions, outputs);
       if (g > 0)
         swapRow(rowStates[g]);
     }
@@ -682,6 +660,70 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     });
     if (g > 0)
       swapRow(rowStates[g]);
+  }
+  return success();
+}
+
+void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
+                             ArrayRef<ReduceOp> reductions,
+                             ArrayRef<std::pair<unsigned, Value>> outputs) {
+  for (ReduceOp reduce : reductions) {
+    Value partial;
+    for (Chunk &chunk : chunks) {
+      Value part = reduceChunk(reduce, chunk);
+      partial = partial ? combine(reduce.getKind(), partial, part) : part;
+    }
+    scalars[reduce.getResult()] =
+        allReduce(partial, reduce.getKind(), reductionSlot++);
+    evaluateReadyScalars(chain);
+  }
+  // The whole row is computed before any of it is stored: an in-place
+  // result may overwrite what another chunk still reads.
+  SmallVector<SmallVector<Value>> values(chunks.size());
+  for (auto [k, chunk] : llvm::enumerate(chunks))
+    for (auto &[r, value] : outputs)
+      values[k].push_back(evaluate(value, chunk));
+  bool needsBarrier =
+      hasRope && llvm::any_of(outputs, [&](auto &output) {
+        return kernel.getInPlaceArgument(output.first).has_value();
+      });
+  if (needsBarrier)
+    gpu::BarrierOp::create(b, loc);
+  for (auto [k, chunk] : llvm::enumerate(chunks))
+    for (auto [o, output] : llvm::enumerate(outputs))
+      storeRow(output.first, values[k][o], chunk);
+}
+
+LogicalResult
+KernelLowering::emitStagedRows(unsigned c, ArrayRef<Value> staged,
+                               MutableArrayRef<SmallVector<Chunk>> rowChunks,
+                               function_ref<Value(int64_t)> rowIndex,
+                               ArrayRef<ReduceOp> reductions,
+                               ArrayRef<std::pair<unsigned, Value>> outputs) {
+  const Chain &chain = chains.getChains()[c];
+  int64_t group = rowChunks.size();
+  // The members hold row 0. Each row copies the next one's chunks (set up
+  // just before), waits for its own (all but the newest group), reads them
+  // from its slot, and is computed.
+  issueRowCopies(staged, rowChunks[0], 0);
+  RowState current, next;
+  for (int64_t g = 0; g < group; ++g) {
+    if (g + 1 < group) {
+      swapRow(current);
+      setUpRow(c, rowIndex(g + 1));
+      issueRowCopies(staged, rowChunks[g + 1], (g + 1) % 2);
+      swapRow(next);
+      swapRow(current);
+    }
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, g + 1 < group ? 1 : 0);
+    stagedChunk0.clear();
+    for (auto [j, tensor] : llvm::enumerate(staged))
+      stagedChunk0[tensor] = stageSlot(g % 2, j, staged.size());
+    reductionSlot = g * reductions.size();
+    emitRow(chain, rowChunks[g], reductions, outputs);
+    stagedChunk0.clear();
+    if (g + 1 < group)
+      swapRow(next);
   }
   return success();
 }
