@@ -113,6 +113,7 @@ class Kernel:
         self._fresh_dtypes = [_NF_TORCH[r.dtype] for r in self._fresh]
         self._in_place_args = {r.index: r.in_place for r in meta.results
                                if r.in_place >= 0}
+        self._size_sources = [_size_sources(meta, r) for r in self._fresh]
         self._fallback = None
         self._fast = None  # made at the first CUDA call
         self.op = None  # set by _define
@@ -166,23 +167,23 @@ class Kernel:
                        f"found {len(args)}")
 
     def _result_shapes(self, args):
-        """[B, S, D] of every fresh result, from the first argument of its
-        chain that has each size; the runtime checks that the rest agree."""
-        sizes = [dict() for _ in range(max(self.meta.num_chains, 1))]
-        for a, info in zip(args, self.meta.args):
-            letters = info.letters
-            if not isinstance(a, torch.Tensor) or a.dim() != len(letters):
-                continue
-            for c in info.chains:
-                for letter, n in zip(letters, a.shape):
-                    sizes[c].setdefault(letter, n)
+        """[B, S, D] of every fresh result, read where _size_sources says;
+        None if an argument there is not a tensor of the expected rank."""
         shapes = []
-        for r in self._fresh:
-            s = sizes[r.chain]
-            d = r.shape[2] if r.shape[2] >= 0 else s.get("D")
-            if "B" not in s or "S" not in s or d is None:
+        for sources in self._size_sources:
+            if sources is None:
                 return None
-            shapes.append((s["B"], s["S"], d))
+            dims = []
+            for src in sources:
+                if isinstance(src, int):
+                    dims.append(src)
+                    continue
+                a = args[src[0]] if src[0] < len(args) else None
+                rank = len(self.meta.args[src[0]].letters)
+                if not isinstance(a, torch.Tensor) or a.dim() != rank:
+                    return None
+                dims.append(a.shape[src[1]])
+            shapes.append(tuple(dims))
         return shapes
 
     def _check_light(self, args):
@@ -336,6 +337,25 @@ class Kernel:
 _SLOW = object()
 
 
+def _size_sources(meta, result):
+    """Where each of a fresh result's [B, S, D] comes from: the static D, or
+    (argument, dimension) of the first argument of its chain that has that
+    size (the runtime checks that the others agree). None if a size has no
+    argument to come from."""
+    sources = []
+    for letter in "BSD":
+        if letter == "D" and result.shape[2] >= 0:
+            sources.append(result.shape[2])
+            continue
+        src = next(((a.index, a.letters.index(letter)) for a in meta.args
+                    if result.chain in a.chains and letter in a.letters),
+                   None)
+        if src is None:
+            return None
+        sources.append(src)
+    return sources
+
+
 def _make_fast_launcher(kernel):
     """A launcher specialized to `kernel`'s signature, as Python source: no
     loops, no per-argument type tests, result sizes read from the argument
@@ -350,28 +370,17 @@ def _make_fast_launcher(kernel):
     names = [f"a{i}" for i in range(n)]
     tensors = [i for i, a in enumerate(meta.args) if a.is_tensor]
     first = tensors[0]
-    # Where each result size comes from: the first argument of its chain
-    # that has that size, as in Kernel._result_shapes.
     lines = [f"def launch({', '.join(names)}):",
              f"    dev = a{first}.get_device()"]
     others = " or ".join(f"a{i}.get_device() != dev" for i in tensors[1:])
     lines.append(f"    if dev < 0{' or ' + others if others else ''}:")
     lines.append("        return SLOW")
     fresh = {}
-    for r in meta.results:
-        if r.in_place >= 0:
-            continue
-        dims = []
-        for pos, letter in enumerate("BSD"):
-            if letter == "D" and r.shape[2] >= 0:
-                dims.append(str(r.shape[2]))
-                continue
-            src = next(((a.index, a.letters.index(letter))
-                        for a in meta.args if r.chain in a.chains
-                        and letter in a.letters), None)
-            if src is None:
-                return lambda *args: _SLOW
-            dims.append(f"a{src[0]}.shape[{src[1]}]")
+    for r, sources in zip(kernel._fresh, kernel._size_sources):
+        if sources is None:
+            return lambda *args: _SLOW
+        dims = [str(src) if isinstance(src, int)
+                else f"a{src[0]}.shape[{src[1]}]" for src in sources]
         fresh[r.index] = f"o{r.index}"
         lines.append(f"    o{r.index} = EMPTY(({', '.join(dims)}), "
                      f"dtype=DT{r.index}, device=a{first}.device)")
