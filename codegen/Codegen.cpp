@@ -23,6 +23,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
@@ -148,8 +149,24 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   // Stage "gpu": one gpu.module holding every kernel and variant.
   PassManager gpuStage(ctx);
   gpuStage.addPass(createNfLowerToGPU());
-  if (failed(runStage(module, gpuStage, "gpu", options, dump)))
+  if (failed(gpuStage.run(module)))
     return failure();
+  for (const auto &hint : options.minCtasPerSm) {
+    bool found = false;
+    module.walk([&](gpu::GPUFuncOp func) {
+      if (func.getName() != hint.getKey())
+        return;
+      func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                    Builder(ctx).getI32IntegerAttr(hint.getValue()));
+      found = true;
+    });
+    if (!found)
+      return module.emitError("occupancy hint for '")
+                 << hint.getKey() << "', which is not a generated kernel",
+             failure();
+  }
+  if (dump && options.dumpStage == "gpu")
+    module.print(*dump);
 
   // Stage "nvvm".
   PassManager nvvm(ctx);

@@ -16,6 +16,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <string>
 
@@ -36,6 +37,10 @@ struct CodegenOptions {
   int64_t rowsPerThread = 0; ///< 0: the schedule's choice
   bool asyncCopy = false;
   bool streaming = false;
+  /// Occupancy asked of ptxas per generated function: emitted as
+  /// `.minnctapersm` (nvvm.minctasm). nf-compile fills it for the functions
+  /// ptxas spilled (see --avoid-spills); empty by default.
+  llvm::StringMap<int64_t> minCtasPerSm;
   /// Print the IR after this stage ("rows", "gpu", "nvvm") to `dump`.
   std::string dumpStage;
 };

@@ -35,6 +35,7 @@ cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 if os.path.exists(os.path.join(cuda, "bin", "ptxas")):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", os.path.join(cuda, "bin", "ptxas")))
+    config.substitutions.append(("%cuda_root", cuda))
 
 # The PyTorch fallback tests need a Python that can import torch: the first
 # of the candidates CMake lists (NF_TORCH_PYTHON, Python3_EXECUTABLE,

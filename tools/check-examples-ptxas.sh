@@ -2,7 +2,7 @@
 # Compiles every example for every supported SM through ptxas, with D as
 # the file has it and with D fixed (3072, 8192). With --no-spills it also
 # requires ptxas to report no spill stores or loads for any function.
-# Used by test/Codegen/examples-ptxas.test and examples-no-spills.test.
+# Used by test/Codegen/examples-ptxas.test (with --no-spills).
 #   tools/check-examples-ptxas.sh BIN_DIR EXAMPLES_DIR [--no-spills]
 set -euo pipefail
 bin=$1; examples=$2; spills=${3:-}

@@ -9,6 +9,7 @@
 
 #include "codegen/Artifact.h"
 #include "codegen/Codegen.h"
+#include "codegen/Ptxas.h"
 #include "codegen/TorchEmitter.h"
 #include "dialect/NfOps.h"
 
@@ -19,9 +20,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -68,6 +67,14 @@ static cl::opt<bool> ptxasInfo(
     cl::desc("Print per kernel: schedule, block size, shared memory, and "
              "registers and spills as ptxas reports them"),
     cl::cat(category));
+static cl::opt<bool> avoidSpillsOption(
+    "avoid-spills",
+    cl::desc("Assemble the PTX with ptxas (when --cuda-path has it) and, for "
+             "each kernel ptxas spills registers of, recompile it with "
+             ".minnctapersm set to the occupancy ptxas chose (then one CTA "
+             "fewer) until it does not spill (default on; skipped without "
+             "ptxas, an error if asked for explicitly)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<int64_t>
     threadsPerRow("threads-per-row",
                   cl::desc("Force threads per row (power of two)"), cl::init(0),
@@ -99,81 +106,60 @@ static int fail(const Twine &message) {
   return 1;
 }
 
-/// Runs ptxas on `ptx`; returns its stderr+stdout in `log` and the cubin.
-static LogicalResult runPtxas(StringRef ptx, StringRef arch, bool verbose,
-                              std::string &cubinOut, std::string &log) {
-  SmallString<256> ptxas(cudaPath);
-  sys::path::append(ptxas, "bin", "ptxas");
-  if (!sys::fs::can_execute(ptxas)) {
-    log = "ptxas not found at '" + std::string(ptxas) + "'";
-    return failure();
+/// One line per function: "  name: Used N registers, ...; <stack and
+/// spills>", and the occupancy asked of ptxas where there was one.
+static void printPtxasSummary(StringRef log,
+                              const StringMap<int64_t> &minCtasPerSm,
+                              raw_ostream &os) {
+  for (const nf::PtxasFunctionInfo &f : nf::parsePtxasLog(log)) {
+    os << "  " << f.name << ": " << f.usage << "; " << f.stack;
+    auto hint = minCtasPerSm.find(f.name);
+    if (hint != minCtasPerSm.end())
+      os << "; .minnctapersm " << hint->getValue();
+    os << "\n";
   }
-  SmallString<128> ptxPath, cubinPath, logPath;
-  int fd;
-  if (sys::fs::createTemporaryFile("nf", "ptx", fd, ptxPath) ||
-      sys::fs::createTemporaryFile("nf", "cubin", cubinPath) ||
-      sys::fs::createTemporaryFile("nf", "log", logPath)) {
-    log = "cannot create temporary files for ptxas";
-    return failure();
-  }
-  {
-    raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << ptx;
-  }
-  SmallVector<StringRef> args = {ptxas, "-arch", arch, "-o", cubinPath};
-  if (verbose)
-    args.push_back("-v");
-  args.push_back(ptxPath);
-  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
-                                          StringRef(logPath)};
-  std::string execError;
-  int rc = sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
-                               &execError);
-  if (auto buffer = MemoryBuffer::getFile(logPath))
-    log = (*buffer)->getBuffer().str();
-  if (rc == 0)
-    if (auto buffer = MemoryBuffer::getFile(cubinPath, false, false))
-      cubinOut = (*buffer)->getBuffer().str();
-  sys::fs::remove(ptxPath);
-  sys::fs::remove(cubinPath);
-  sys::fs::remove(logPath);
-  if (rc != 0) {
-    if (!execError.empty())
-      log += execError;
-    return failure();
-  }
-  return success();
 }
 
-/// ptxas -v prints, per function: "Compiling entry function 'f'", then
-/// "N bytes stack frame, N bytes spill stores, N bytes spill loads" and
-/// "Used N registers". Reduce that to one line per function.
-static void printPtxasSummary(StringRef log, raw_ostream &os) {
-  SmallVector<StringRef> lines;
-  log.split(lines, '\n');
-  std::string function;
-  std::string spills;
-  for (StringRef line : lines) {
-    size_t at = line.find("Compiling entry function '");
-    if (at != StringRef::npos) {
-      function = line.substr(at + 26).split('\'').first.str();
-      continue;
+/// --avoid-spills: ptxas, left to itself, may give up a few bytes of stack
+/// to fit one more CTA per SM. For each function it spills, ask for the
+/// occupancy it chose (.minnctapersm), with which it usually allocates the
+/// same registers without spilling, then for one CTA fewer at a time. The
+/// module is recompiled from `pristine` each round; `ptx` and `module` end
+/// with the last compile. Gives up (keeping the spill) at one CTA per SM or
+/// after a few rounds.
+static LogicalResult avoidSpills(ModuleOp pristine,
+                                 OwningOpRef<ModuleOp> &module,
+                                 nf::CodegenOptions &options,
+                                 std::string &ptx) {
+  for (int round = 0; round < 4; ++round) {
+    std::string cubinData, log;
+    if (failed(nf::runPtxas(cudaPath, ptx, chip, /*verbose=*/true, cubinData,
+                            log)))
+      return fail("ptxas rejected the PTX:\n" + log), failure();
+    StringMap<int64_t> blockSizes = nf::readMaxThreads(ptx);
+    bool changed = false;
+    for (const nf::PtxasFunctionInfo &f : nf::parsePtxasLog(log)) {
+      if (!f.spills() || !blockSizes.count(f.name))
+        continue;
+      auto hint = options.minCtasPerSm.find(f.name);
+      int64_t ctas =
+          hint == options.minCtasPerSm.end()
+              ? nf::residentCtasPerSm(chip, f.registers, blockSizes[f.name])
+              : hint->getValue() - 1;
+      if (ctas < 1)
+        continue;
+      options.minCtasPerSm[f.name] = ctas;
+      changed = true;
     }
-    if (line.contains("spill stores")) {
-      // "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"
-      StringRef text = line.trim();
-      if (text.consume_front("ptxas info"))
-        text = text.ltrim(" :");
-      spills = text.str();
-      continue;
-    }
-    at = line.find("Used ");
-    if (at != StringRef::npos && !function.empty()) {
-      os << "  " << function << ": " << line.substr(at).trim() << "; " << spills
-         << "\n";
-      function.clear();
-    }
+    if (!changed)
+      return success();
+    module = pristine.clone();
+    FailureOr<std::string> next = nf::compileToPTX(*module, options);
+    if (failed(next))
+      return failure();
+    ptx = std::move(*next);
   }
+  return success();
 }
 
 int main(int argc, char **argv) {
@@ -255,9 +241,44 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  // --avoid-spills: a first compile, with diagnostics held back (if it
+  // fails, the compile below reports why), assembled by ptxas; the kernels
+  // it spills are recompiled with occupancy hints. Without a stage to print,
+  // its result is the output.
+  OwningOpRef<ModuleOp> pristine = module->clone();
+  FailureOr<std::string> ptx = failure();
+  if (avoidSpillsOption) {
+    std::string ptxasPath = nf::getPtxasPath(cudaPath);
+    bool havePtxas = sys::fs::can_execute(ptxasPath);
+    if (!havePtxas && avoidSpillsOption.getNumOccurrences())
+      return fail("--avoid-spills needs ptxas, not found at '" + ptxasPath +
+                  "'; pass --cuda-path");
+    if (havePtxas) {
+      OwningOpRef<ModuleOp> trial = pristine->clone();
+      nf::CodegenOptions quiet = options;
+      quiet.dumpStage.clear();
+      FailureOr<std::string> trialPtx = failure();
+      {
+        ScopedDiagnosticHandler silence(&context,
+                                        [](Diagnostic &) { return success(); });
+        trialPtx = nf::compileToPTX(*trial, quiet);
+      }
+      if (succeeded(trialPtx)) {
+        if (failed(avoidSpills(*pristine, trial, quiet, *trialPtx)))
+          return 1;
+        options.minCtasPerSm = quiet.minCtasPerSm;
+        if (options.dumpStage.empty()) {
+          module = std::move(trial);
+          ptx = std::move(trialPtx);
+        }
+      }
+    }
+  }
+
   std::string stageDump;
   raw_string_ostream dumpStream(stageDump);
-  FailureOr<std::string> ptx = nf::compileToPTX(*module, options, &dumpStream);
+  if (failed(ptx))
+    ptx = nf::compileToPTX(*module, options, &dumpStream);
   if (!options.dumpStage.empty()) {
     if (stageDump.empty())
       return 1;
@@ -270,12 +291,12 @@ int main(int argc, char **argv) {
 
   std::string cubinData, log;
   if (cubin || ptxasInfo) {
-    if (failed(runPtxas(*ptx, chip, ptxasInfo, cubinData, log)))
+    if (failed(nf::runPtxas(cudaPath, *ptx, chip, ptxasInfo, cubinData, log)))
       return fail("ptxas rejected the PTX:\n" + log);
   }
   if (ptxasInfo) {
     nf::printKernelSummary(*module, outs());
-    printPtxasSummary(log, outs());
+    printPtxasSummary(log, options.minCtasPerSm, outs());
   }
   if (emit == "ptx")
     output->os() << *ptx;

@@ -1,0 +1,159 @@
+//===- Ptxas.cpp - Running ptxas and reading what it reports --------------===//
+//
+// Part of normfuse.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Ptxas.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace llvm;
+
+std::string mlir::nf::getPtxasPath(StringRef cudaPath) {
+  SmallString<256> ptxas(cudaPath);
+  sys::path::append(ptxas, "bin", "ptxas");
+  return std::string(ptxas);
+}
+
+LogicalResult mlir::nf::runPtxas(StringRef cudaPath, StringRef ptx,
+                                 StringRef arch, bool verbose,
+                                 std::string &cubinOut, std::string &log) {
+  std::string ptxas = getPtxasPath(cudaPath);
+  if (!sys::fs::can_execute(ptxas)) {
+    log = "ptxas not found at '" + ptxas + "'";
+    return failure();
+  }
+  SmallString<128> ptxPath, cubinPath, logPath;
+  int fd;
+  if (sys::fs::createTemporaryFile("nf", "ptx", fd, ptxPath) ||
+      sys::fs::createTemporaryFile("nf", "cubin", cubinPath) ||
+      sys::fs::createTemporaryFile("nf", "log", logPath)) {
+    log = "cannot create temporary files for ptxas";
+    return failure();
+  }
+  {
+    raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << ptx;
+  }
+  SmallVector<StringRef> args = {ptxas, "-arch", arch, "-o", cubinPath};
+  if (verbose)
+    args.push_back("-v");
+  args.push_back(ptxPath);
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
+                                          StringRef(logPath)};
+  std::string execError;
+  int rc = sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
+                               &execError);
+  if (auto buffer = MemoryBuffer::getFile(logPath))
+    log = (*buffer)->getBuffer().str();
+  if (rc == 0)
+    if (auto buffer = MemoryBuffer::getFile(cubinPath, false, false))
+      cubinOut = (*buffer)->getBuffer().str();
+  sys::fs::remove(ptxPath);
+  sys::fs::remove(cubinPath);
+  sys::fs::remove(logPath);
+  if (rc != 0) {
+    if (!execError.empty())
+      log += execError;
+    return failure();
+  }
+  return success();
+}
+
+/// The number in front of `unit` in `text` ("8 bytes spill stores" ->
+/// 8 for "bytes spill stores"), or 0.
+static int64_t numberBefore(StringRef text, StringRef unit) {
+  size_t at = text.find(unit);
+  if (at == StringRef::npos)
+    return 0;
+  StringRef head = text.substr(0, at).rtrim();
+  size_t start = head.find_last_not_of("0123456789");
+  int64_t value = 0;
+  head.substr(start == StringRef::npos ? 0 : start + 1).getAsInteger(10, value);
+  return value;
+}
+
+SmallVector<PtxasFunctionInfo> mlir::nf::parsePtxasLog(StringRef log) {
+  // Per function ptxas prints "Compiling entry function 'f' for 'sm_NN'",
+  // "Function properties for f", "N bytes stack frame, N bytes spill
+  // stores, N bytes spill loads" and "Used N registers, ...".
+  SmallVector<PtxasFunctionInfo> functions;
+  SmallVector<StringRef> lines;
+  log.split(lines, '\n');
+  std::optional<PtxasFunctionInfo> current;
+  for (StringRef line : lines) {
+    size_t at = line.find("Compiling entry function '");
+    if (at != StringRef::npos) {
+      current = PtxasFunctionInfo();
+      current->name = line.substr(at + 26).split('\'').first.str();
+      continue;
+    }
+    if (!current)
+      continue;
+    if (line.contains("spill stores")) {
+      StringRef text = line.trim();
+      if (text.consume_front("ptxas info"))
+        text = text.ltrim(" :");
+      current->stack = text.str();
+      current->spillStores = numberBefore(text, "bytes spill stores");
+      current->spillLoads = numberBefore(text, "bytes spill loads");
+      continue;
+    }
+    at = line.find("Used ");
+    if (at != StringRef::npos) {
+      current->usage = line.substr(at).trim().str();
+      current->registers = numberBefore(current->usage, "registers");
+      functions.push_back(std::move(*current));
+      current.reset();
+    }
+  }
+  return functions;
+}
+
+StringMap<int64_t> mlir::nf::readMaxThreads(StringRef ptx) {
+  StringMap<int64_t> result;
+  std::string entry;
+  SmallVector<StringRef> lines;
+  ptx.split(lines, '\n');
+  for (StringRef line : lines) {
+    StringRef text = line.trim();
+    // ".visible .entry name(" or ".entry name(".
+    size_t at = text.find(".entry ");
+    if (at != StringRef::npos) {
+      entry = text.substr(at + 7).split('(').first.trim().str();
+      continue;
+    }
+    int64_t threads;
+    if (!entry.empty() && text.consume_front(".maxntid ") &&
+        !text.split(',').first.trim().getAsInteger(10, threads)) {
+      result[entry] = threads;
+      entry.clear();
+    }
+  }
+  return result;
+}
+
+int64_t mlir::nf::residentCtasPerSm(StringRef chip, int64_t registers,
+                                    int64_t blockSize) {
+  // Threads per SM (CUDA programming guide, compute capabilities table).
+  int64_t maxThreads = StringSwitch<int64_t>(chip)
+                           .Case("sm_75", 1024)
+                           .Cases({"sm_86", "sm_87", "sm_89"}, 1536)
+                           .Cases({"sm_120", "sm_120a", "sm_121"}, 1536)
+                           .Default(2048);
+  int64_t warpsPerCta = (blockSize + 31) / 32;
+  int64_t perWarp = alignTo(std::max<int64_t>(registers, 1) * 32, 256);
+  int64_t byRegisters = (65536 / perWarp) / warpsPerCta;
+  int64_t byThreads = maxThreads / (warpsPerCta * 32);
+  return std::max<int64_t>(1, std::min(byRegisters, byThreads));
+}

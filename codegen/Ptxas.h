@@ -1,0 +1,58 @@
+//===- Ptxas.h - Running ptxas and reading what it reports -------*- C++
+//-*-===//
+//
+// Part of normfuse. No MLIR: only LLVM Support, so that the unit tests and
+// nf-compile share it cheaply.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NF_CODEGEN_PTXAS_H
+#define NF_CODEGEN_PTXAS_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <string>
+
+namespace mlir::nf {
+
+/// What `ptxas -v` reports for one entry function.
+struct PtxasFunctionInfo {
+  std::string name;
+  int64_t registers = 0;
+  int64_t spillStores = 0;
+  int64_t spillLoads = 0;
+  /// The "Used N registers, ..." line and the stack/spill line, as printed.
+  std::string usage;
+  std::string stack;
+
+  bool spills() const { return spillStores > 0 || spillLoads > 0; }
+};
+
+/// The ptxas of the CUDA toolkit rooted at `cudaPath`.
+std::string getPtxasPath(StringRef cudaPath);
+
+/// Assembles `ptx` for `arch` with the toolkit's ptxas (`-v` when `verbose`).
+/// `log` receives what ptxas printed (or why it could not run), `cubin` the
+/// object on success.
+LogicalResult runPtxas(StringRef cudaPath, StringRef ptx, StringRef arch,
+                       bool verbose, std::string &cubin, std::string &log);
+
+/// Reads the per-function lines of a `ptxas -v` log, in the order ptxas
+/// printed them. Functions without a "Used N registers" line are left out.
+SmallVector<PtxasFunctionInfo> parsePtxasLog(StringRef log);
+
+/// The `.maxntid` x extent of each `.entry` in `ptx` (entries without one
+/// are left out).
+llvm::StringMap<int64_t> readMaxThreads(StringRef ptx);
+
+/// How many CTAs of `blockSize` threads fit on one SM of `chip` when each
+/// thread holds `registers` registers: the register file (64K 32-bit
+/// registers, allocated per warp in units of 256) and the SM's thread limit
+/// decide. At least 1.
+int64_t residentCtasPerSm(StringRef chip, int64_t registers, int64_t blockSize);
+
+} // namespace mlir::nf
+
+#endif // NF_CODEGEN_PTXAS_H
