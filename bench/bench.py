@@ -162,6 +162,14 @@ CASES = [
      qk_inputs(4096, 32), qk_eager),
     ("#5 select01", "2,2048,3072", "bench_sel_D3072", sel_inputs(2, 2048, 3072),
      sel_eager),
+    # D left dynamic (staged rows by default; --suffix _stream: streamed).
+    ("#1 D dynamic", "2,2048,3072", "bench_srn_bf16_dyn",
+     srn_inputs(2, 2048, 3072), srn_eager),
+    # Rows too long for registers (staged in shared memory where it fits).
+    ("#1 long rows", "1,1024,49152", "bench_srn_bf16_dyn",
+     srn_inputs(1, 1024, 49152), srn_eager),
+    ("#2 RMSNorm long rows", "1,1024,65536", "bench_fagn_dyn",
+     fagn_inputs(1, 1024, 65536), fagn_eager),
 ]
 
 

@@ -143,9 +143,12 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
        << schedule->chunksPerThread << "\n";
     os << "block " << schedule->blockSize() << " shared "
        << sharedMemoryBytes(kernel, *schedule, chains) << "\n";
+    auto vectorized = kernel->getAttrOfType<BoolAttr>("nf.vectorized_variant");
+    if (int64_t stage = getStageBytesPerElement(kernel, *schedule);
+        stage > 0 && vectorized && vectorized.getValue())
+      os << "stage " << stage << "\n";
     std::optional<int64_t> d = getStaticRowLength(kernel);
     os << "row_length " << (d ? std::to_string(*d) : "?") << "\n";
-    auto vectorized = kernel->getAttrOfType<BoolAttr>("nf.vectorized_variant");
     if (vectorized && vectorized.getValue())
       os << "function vectorized " << kernel.getSymName() << "\n";
     os << "function general " << kernel.getSymName() << "_general\n";
@@ -194,6 +197,9 @@ void mlir::nf::printKernelSummary(ModuleOp module, llvm::raw_ostream &os) {
        << " rows_per_cta=" << schedule->ctaRows()
        << " rows_per_thread=" << schedule->rowsPerThread
        << " block=" << schedule->blockSize()
-       << " shared=" << sharedMemoryBytes(kernel, *schedule, chains) << "B\n";
+       << " shared=" << sharedMemoryBytes(kernel, *schedule, chains) << "B";
+    if (int64_t stage = getStageBytesPerElement(kernel, *schedule))
+      os << " + staged rows " << schedule->ctaRows() << "*D*" << stage << "B";
+    os << "\n";
   }
 }

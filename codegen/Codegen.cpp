@@ -142,6 +142,7 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   schedule.rowsPerThread = options.rowsPerThread;
   schedule.asyncCopy = options.asyncCopy;
   schedule.forceStreaming = options.streaming;
+  schedule.stageRows = options.stageRows && options.chip != "sm_75";
   rows.addPass(createNfSelectSchedule(schedule));
   if (failed(runStage(module, rows, "rows", options, dump)))
     return failure();

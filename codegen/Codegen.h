@@ -37,6 +37,9 @@ struct CodegenOptions {
   int64_t rowsPerThread = 0; ///< 0: the schedule's choice
   bool asyncCopy = false;
   bool streaming = false;
+  /// Streaming schedules stage rows in dynamic shared memory (cp.async;
+  /// never on sm_75, which lacks it).
+  bool stageRows = true;
   /// Occupancy asked of ptxas per generated function: emitted as
   /// `.minnctapersm` (nvvm.minctasm). nf-compile fills it for the functions
   /// ptxas spilled (see --avoid-spills); empty by default.

@@ -223,6 +223,30 @@ private:
                ArrayRef<ReduceOp> reductions,
                ArrayRef<std::pair<unsigned, Value>> outputs);
   Value stageSlot(int64_t buffer, int64_t tensor, int64_t numTensors);
+
+  // Row staging (Schedule::stageRows, vectorized variant only): the dynamic
+  // shared memory the launch provides holds, per row of the CTA, the row of
+  // each staged tensor; each thread copies and reads back only its own
+  // chunks, so no barrier guards it.
+  std::string rowStageGlobal;           ///< name of the dynamic shared array
+  DenseMap<Value, Value> stagedRowBase; ///< tensor -> its row in shared memory
+  /// Emits the streaming passes of the thread's rows, reading the staged
+  /// tensors from shared memory when they are in `stagedRowBase`.
+  void emitStreamedRows(unsigned chainIndex, int64_t group,
+                        MutableArrayRef<RowState> rowStates,
+                        ArrayRef<ReduceOp> reductions,
+                        ArrayRef<std::pair<unsigned, Value>> outputs,
+                        Value numChunks);
+  /// Stages the current row if the launch gave enough dynamic shared memory,
+  /// then emits its passes (from shared memory, or streamed otherwise).
+  void emitStagedOrStreamedRow(unsigned chainIndex,
+                               MutableArrayRef<RowState> rowStates,
+                               ArrayRef<ReduceOp> reductions,
+                               ArrayRef<std::pair<unsigned, Value>> outputs,
+                               Value numChunks);
+  scf::ForOp
+  chunkLoop(Value numChunks, ValueRange init,
+            function_ref<SmallVector<Value>(Chunk &, ValueRange)> body);
 };
 
 } // namespace
@@ -350,6 +374,16 @@ LogicalResult KernelLowering::emit(StringRef name) {
           /*isConstant=*/false, LLVM::Linkage::Internal, stageGlobal,
           Attribute(), /*alignment=*/16, /*addrSpace=*/3);
     }
+  }
+
+  // Row staging: an extern shared array, sized by the launch.
+  if (sched.stageRows && vectorized &&
+      getStageBytesPerElement(kernel, sched) > 0) {
+    rowStageGlobal = (name + "_rows").str();
+    LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
+                           /*isConstant=*/false, LLVM::Linkage::External,
+                           rowStageGlobal, Attribute(), /*alignment=*/16,
+                           /*addrSpace=*/3);
   }
 
   auto func =
@@ -617,26 +651,38 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     return success();
   }
 
-  // A loop over the thread's chunks of the row.
-  auto chunkLoop =
-      [&](ValueRange init,
-          function_ref<SmallVector<Value>(Chunk &, ValueRange)> body)
-      -> scf::ForOp {
-    auto loop = scf::ForOp::create(b, loc, lane, numChunks,
-                                   i64c(sched.threadsPerRow), init);
-    OpBuilder::InsertionGuard guard(b);
-    // The builder adds an empty yield when there are no iteration values.
-    if (!loop.getBody()->empty())
-      loop.getBody()->getTerminator()->erase();
-    b.setInsertionPointToStart(loop.getBody());
-    Chunk chunk = makeChunk(loop.getInductionVar(), numChunks);
-    SmallVector<Value> next = body(chunk, loop.getRegionIterArgs());
-    scf::YieldOp::create(b, loc, next);
-    return loop;
-  };
   // Streaming: one loop over the thread's chunks per phase, the thread's
   // rows one after the other (the general variant of a register-resident
   // schedule may stream; its CTAs cover as many rows).
+  if (!rowStageGlobal.empty() &&
+      !getStagedRowTensors(chain).empty()) // streaming: group == 1
+    emitStagedOrStreamedRow(c, rowStates, reductions, outputs, numChunks);
+  else
+    emitStreamedRows(c, group, rowStates, reductions, outputs, numChunks);
+  return success();
+}
+
+scf::ForOp KernelLowering::chunkLoop(
+    Value numChunks, ValueRange init,
+    function_ref<SmallVector<Value>(Chunk &, ValueRange)> body) {
+  auto loop = scf::ForOp::create(b, loc, lane, numChunks,
+                                 i64c(sched.threadsPerRow), init);
+  OpBuilder::InsertionGuard guard(b);
+  // The builder adds an empty yield when there are no iteration values.
+  if (!loop.getBody()->empty())
+    loop.getBody()->getTerminator()->erase();
+  b.setInsertionPointToStart(loop.getBody());
+  Chunk chunk = makeChunk(loop.getInductionVar(), numChunks);
+  SmallVector<Value> next = body(chunk, loop.getRegionIterArgs());
+  scf::YieldOp::create(b, loc, next);
+  return loop;
+}
+
+void KernelLowering::emitStreamedRows(
+    unsigned c, int64_t group, MutableArrayRef<RowState> rowStates,
+    ArrayRef<ReduceOp> reductions, ArrayRef<std::pair<unsigned, Value>> outputs,
+    Value numChunks) {
+  const Chain &chain = chains.getChains()[c];
   for (int64_t g = 0; g < group; ++g) {
     if (g > 0)
       swapRow(rowStates[g]);
@@ -645,15 +691,16 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
       Value identity = reduce.getKind() == ReduceKind::Max
                            ? f32c(-std::numeric_limits<double>::infinity())
                            : f32c(0.0);
-      scf::ForOp loop = chunkLoop(identity, [&](Chunk &chunk, ValueRange acc) {
-        return SmallVector<Value>{
-            combine(reduce.getKind(), acc[0], reduceChunk(reduce, chunk))};
-      });
+      scf::ForOp loop =
+          chunkLoop(numChunks, identity, [&](Chunk &chunk, ValueRange acc) {
+            return SmallVector<Value>{
+                combine(reduce.getKind(), acc[0], reduceChunk(reduce, chunk))};
+          });
       scalars[reduce.getResult()] =
           allReduce(loop.getResult(0), reduce.getKind(), reductionSlot++);
       evaluateReadyScalars(chain);
     }
-    chunkLoop({}, [&](Chunk &chunk, ValueRange) {
+    chunkLoop(numChunks, {}, [&](Chunk &chunk, ValueRange) {
       for (auto &[r, value] : outputs)
         storeRow(r, evaluate(value, chunk), chunk);
       return SmallVector<Value>{};
@@ -661,7 +708,77 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     if (g > 0)
       swapRow(rowStates[g]);
   }
-  return success();
+}
+
+void KernelLowering::emitStagedOrStreamedRow(
+    unsigned c, MutableArrayRef<RowState> rowStates,
+    ArrayRef<ReduceOp> reductions, ArrayRef<std::pair<unsigned, Value>> outputs,
+    Value numChunks) {
+  const Chain &chain = chains.getChains()[c];
+  SmallVector<Value> tensors = getStagedRowTensors(chain);
+  // Layout of a CTA row's slot: each staged tensor's row in turn.
+  SmallVector<Value> tensorOffsets;
+  Value rowBytes = i64c(0);
+  for (Value tensor : tensors) {
+    tensorOffsets.push_back(rowBytes);
+    auto type = cast<RankedTensorType>(tensor.getType());
+    rowBytes =
+        add(rowBytes, mul(rowLength, i64c(type.getElementTypeBitWidth() / 8)));
+  }
+  // The condition is the same for every thread of the CTA (D and the launch's
+  // shared memory), so the barriers of either branch stay uniform.
+  Value available = arith::ExtUIOp::create(
+      b, loc, b.getI64Type(),
+      NVVM::DynamicSmemSize::create(b, loc, b.getI32Type()));
+  Value fits =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                            mul(rowBytes, i64c(sched.rowsPerCta)), available);
+  auto ifOp = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/true);
+  // Scalars computed in one branch do not dominate the other.
+  DenseMap<Value, Value> rowScalars = scalars;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
+    Value base = LLVM::AddressOfOp::create(b, loc, ptr3, rowStageGlobal);
+    Value rowBase = LLVM::GEPOp::create(b, loc, ptr3, b.getI8Type(), base,
+                                        ValueRange{mul(rowInCta, rowBytes)});
+    for (auto [tensor, offset] : llvm::zip(tensors, tensorOffsets))
+      stagedRowBase[tensor] = LLVM::GEPOp::create(b, loc, ptr3, b.getI8Type(),
+                                                  rowBase, ValueRange{offset});
+    // Every chunk of every staged tensor in flight at once, without
+    // registers; .cg keeps the once-read row out of L1.
+    chunkLoop(numChunks, {}, [&](Chunk &chunk, ValueRange) {
+      for (Value tensor : tensors) {
+        auto type = cast<RankedTensorType>(tensor.getType());
+        Type element = type.getElementType();
+        int64_t bytes = type.getElementTypeBitWidth() / 8;
+        Value ptr = argValue[cast<BlockArgument>(tensor).getArgNumber()];
+        Value src = gep(ptr, element,
+                        add(rowOffset(tensor, BroadcastKind::BSD), chunk.base));
+        Value dst = LLVM::GEPOp::create(
+            b, loc, ptr3, b.getI8Type(), stagedRowBase[tensor],
+            ValueRange{mul(chunk.base, i64c(bytes))});
+        for (int64_t at = 0; at < sched.chunk * bytes; at += 16) {
+          Value from = LLVM::GEPOp::create(b, loc, src.getType(), b.getI8Type(),
+                                           src, ValueRange{i64c(at)});
+          Value to = LLVM::GEPOp::create(b, loc, ptr3, b.getI8Type(), dst,
+                                         ValueRange{i64c(at)});
+          NVVM::CpAsyncOp::create(b, loc, to, from, 16,
+                                  NVVM::LoadCacheModifierKind::CG, Value());
+        }
+      }
+      return SmallVector<Value>{};
+    });
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+    emitStreamedRows(c, 1, rowStates, reductions, outputs, numChunks);
+    stagedRowBase.clear();
+  }
+  scalars = rowScalars;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  emitStreamedRows(c, 1, rowStates, reductions, outputs, numChunks);
 }
 
 void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
@@ -837,6 +954,14 @@ Value KernelLowering::evaluate(Value v, Chunk &chunk) {
           .Case([&](LoadOp load) -> Value {
             auto type = cast<RankedTensorType>(load.getSource().getType());
             Type element = type.getElementType();
+            auto rowIt = stagedRowBase.find(load.getSource());
+            if (rowIt != stagedRowBase.end()) {
+              unsigned bytes = element.getIntOrFloatBitWidth() / 8;
+              Value address = LLVM::GEPOp::create(
+                  b, loc, rowIt->second.getType(), b.getI8Type(), rowIt->second,
+                  ValueRange{mul(chunk.base, i64c(bytes))});
+              return LLVM::LoadOp::create(b, loc, vecOf(element), address, 16);
+            }
             auto stagedIt = stagedChunk0.find(load.getSource());
             if (stagedIt != stagedChunk0.end() && chunk.slot >= 0) {
               Value address = LLVM::GEPOp::create(

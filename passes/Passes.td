@@ -73,7 +73,12 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
       rows share a warp (`multi_row`); 32 is one warp per row (`warp`); more
       is one CTA per row with a shared-memory step (`cta`).
     - dynamic D, or a row too long for registers: `streaming`, 256 threads
-      per row, the row read from memory once per reduction.
+      per row, the row read from memory once per reduction; with
+      `stage-rows` (the default) `staged`: the vectorized variant copies the
+      row's `[B, S, D]` tensors that feed a reduction into dynamic shared
+      memory once and reads them from there, when the launch provides
+      `rows_per_cta * D * <their bytes per element>` bytes of it (else it
+      streams).
 
     Options force each choice, so every schedule can be tested at any D.
 
@@ -100,6 +105,9 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
            "most 16-byte chunks of a row a thread keeps in registers">,
     Option<"forceStreaming", "streaming", "bool", /*default=*/"false",
            "stream the row from memory even when D is static">,
+    Option<"stageRows", "stage-rows", "bool", /*default=*/"true",
+           "streaming schedules: stage the row in dynamic shared memory "
+           "with cp.async (sm_80+) when the launch provides it">,
   ];
   let dependentDialects = ["::mlir::nf::NfDialect"];
 }

@@ -9,6 +9,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::nf {
 #define GEN_PASS_DEF_NFSELECTSCHEDULE
@@ -20,7 +21,7 @@ using namespace mlir::nf;
 
 StringRef Schedule::getKindName() const {
   if (!isRegisterResident())
-    return "streaming";
+    return stageRows ? "staged" : "streaming";
   if (threadsPerRow < 32)
     return "multi_row";
   if (threadsPerRow == 32)
@@ -39,6 +40,8 @@ DictionaryAttr Schedule::toAttr(MLIRContext *ctx) const {
   };
   if (asyncCopy)
     attrs.push_back(b.getNamedAttr("async_copy", b.getBoolAttr(true)));
+  if (stageRows)
+    attrs.push_back(b.getNamedAttr("stage_rows", b.getBoolAttr(true)));
   // Absent means 1.
   if (rowsPerThread != 1)
     attrs.push_back(
@@ -65,22 +68,29 @@ FailureOr<Schedule> Schedule::fromKernel(KernelOp kernel) {
     return kernel.emitOpError("malformed ") << getAttrName() << ": " << dict;
   if (dict.get("rows_per_thread") && !get("rows_per_thread", s.rowsPerThread))
     return kernel.emitOpError("malformed ") << getAttrName() << ": " << dict;
-  if (Attribute copy = dict.get("async_copy")) {
-    auto flag = dyn_cast<BoolAttr>(copy);
+  for (auto [name, field] :
+       {std::pair<StringRef, bool *>{"async_copy", &s.asyncCopy},
+        {"stage_rows", &s.stageRows}}) {
+    Attribute attr = dict.get(name);
+    if (!attr)
+      continue;
+    auto flag = dyn_cast<BoolAttr>(attr);
     if (!flag)
       return kernel.emitOpError("malformed ") << getAttrName() << ": " << dict;
-    s.asyncCopy = flag.getValue();
+    *field = flag.getValue();
   }
   if (!llvm::isPowerOf2_64(s.threadsPerRow) || s.threadsPerRow > 1024 ||
       s.rowsPerCta < 1 || s.blockSize() > 1024 ||
       (s.threadsPerRow > 32 && s.threadsPerRow % 32 != 0) ||
       !llvm::isPowerOf2_64(s.chunk) || s.chunksPerThread < 0 ||
-      s.rowsPerThread < 1 || s.rowsPerThread > 8)
+      s.rowsPerThread < 1 || s.rowsPerThread > 8 ||
+      (s.stageRows && s.isRegisterResident()))
     return kernel.emitOpError("invalid ")
            << getAttrName() << " " << dict
            << ": threads_per_row must be a power of two <= 1024, the block "
               "(threads_per_row * rows_per_cta) at most 1024 threads, "
-              "rows_per_thread 1 to 8";
+              "rows_per_thread 1 to 8, stage_rows only on a streaming "
+              "schedule";
   return s;
 }
 
@@ -100,6 +110,46 @@ int64_t mlir::nf::computeChunkElements(KernelOp kernel) {
   for (Type type : kernel.getResultTypes())
     consider(type);
   return 16 / narrowest;
+}
+
+SmallVector<Value> mlir::nf::getStagedRowTensors(const Chain &chain) {
+  // Everything a reduction reads, transitively, within the chain.
+  llvm::SmallPtrSet<Operation *, 16> feeds;
+  SmallVector<Operation *> work;
+  for (Operation *op : chain.ops)
+    if (isa<ReduceOp>(op))
+      work.push_back(op);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!feeds.insert(op).second)
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        work.push_back(def);
+  }
+  SmallVector<Value> tensors;
+  for (Operation *op : chain.ops)
+    if (auto load = dyn_cast<LoadOp>(op))
+      if (load.getKind() == BroadcastKind::BSD && feeds.contains(op) &&
+          !llvm::is_contained(tensors, load.getSource()))
+        tensors.push_back(load.getSource());
+  return tensors;
+}
+
+int64_t mlir::nf::getStageBytesPerElement(KernelOp kernel,
+                                          const Schedule &schedule) {
+  if (!schedule.stageRows)
+    return 0;
+  ChainAnalysis chains(kernel);
+  int64_t most = 0;
+  for (const Chain &chain : chains.getChains()) {
+    int64_t bytes = 0;
+    for (Value tensor : getStagedRowTensors(chain))
+      bytes +=
+          cast<RankedTensorType>(tensor.getType()).getElementTypeBitWidth() / 8;
+    most = std::max(most, bytes);
+  }
+  return most;
 }
 
 std::optional<int64_t> mlir::nf::getStaticRowLength(KernelOp kernel) {
@@ -180,6 +230,10 @@ struct NfSelectSchedulePass
     else
       s.rowsPerThread = s.threadsPerRow < 32 ? 2 : 1;
     s.asyncCopy = asyncCopy && !streaming;
+    // Staging only where a reduction reads [B, S, D] rows.
+    s.stageRows = stageRows && streaming;
+    if (s.stageRows && getStageBytesPerElement(kernel, s) == 0)
+      s.stageRows = false;
     // Blocks of 128 threads: on an H100 this beat 256 for D = 3072 rows
     // (92.7% against 88.5% of the copy floor, docs/Results.md), more
     // resident CTAs hiding more of each row's reduction latency.

@@ -16,7 +16,11 @@
 
 #include "dialect/NfOps.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 namespace mlir::nf {
+
+struct Chain;
 
 struct Schedule {
   int64_t threadsPerRow = 1;
@@ -32,12 +36,18 @@ struct Schedule {
   /// shared memory asynchronously (cp.async, sm_80+) while the current row
   /// is reduced: bytes in flight without registers.
   bool asyncCopy = false;
+  /// Streaming schedules: the vectorized variant copies each row's [B, S, D]
+  /// tensors that feed a reduction into dynamic shared memory once
+  /// (cp.async, sm_80+) and every pass reads them from there, when the
+  /// launch provides the memory; otherwise it re-reads them from global
+  /// memory per pass.
+  bool stageRows = false;
 
   int64_t blockSize() const { return threadsPerRow * rowsPerCta; }
   /// Rows one CTA covers (what the runtime divides the rows by).
   int64_t ctaRows() const { return rowsPerCta * rowsPerThread; }
   bool isRegisterResident() const { return chunksPerThread > 0; }
-  /// "multi_row", "warp", "cta" or "streaming".
+  /// "multi_row", "warp", "cta", "staged" or "streaming".
   StringRef getKindName() const;
 
   static StringRef getAttrName() { return "nf.schedule"; }
@@ -50,6 +60,16 @@ struct Schedule {
 /// Elements per chunk: 16 bytes of the narrowest element type the rows of
 /// `kernel` load or store.
 int64_t computeChunkElements(KernelOp kernel);
+
+/// The [B, S, D] tensors a staged schedule copies into shared memory for
+/// `chain`: those whose loads feed a reduction (a tensor read only after the
+/// last reduction is read once anyway), in body order.
+SmallVector<Value> getStagedRowTensors(const Chain &chain);
+
+/// Bytes of dynamic shared memory a staged schedule uses per row and per
+/// element of D: the most any chain's staged tensors take (0: nothing to
+/// stage, or not a staged schedule).
+int64_t getStageBytesPerElement(KernelOp kernel, const Schedule &schedule);
 
 /// The static row length of the kernel, if every chain's D is static and
 /// they agree.

@@ -239,6 +239,10 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
       if (!parseInt(w[1], kernel->blockSize) ||
           !parseInt(w[3], kernel->sharedBytes))
         return fail("malformed block");
+    } else if (key == "stage" && need(2)) {
+      if (!parseInt(w[1], kernel->stageBytesPerElement) ||
+          kernel->stageBytesPerElement < 0)
+        return fail("malformed stage");
     } else if (key == "row_length" && need(2)) {
       if (w[1] == "?")
         kernel->rowLength = -1;

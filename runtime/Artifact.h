@@ -59,6 +59,9 @@ struct KernelInfo {
   int threadsPerRow = 0, rowsPerCta = 0, chunk = 0, chunksPerThread = 0;
   int blockSize = 0;
   int sharedBytes = 0;
+  /// Staged schedules: dynamic shared memory per row and element of D that
+  /// lets the vectorized variant stage its rows (0: none).
+  int stageBytesPerElement = 0;
   int64_t rowLength = -1;         ///< static D, or -1
   std::string vectorizedFunction; ///< empty when there is none
   std::string generalFunction;

@@ -329,6 +329,9 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
   plan.grid = totalCtas;
   plan.block = kernel.blockSize;
   plan.rowLength = sizes.d;
+  plan.stageBytes = vectorized ? (int64_t)kernel.rowsPerCta * sizes.d *
+                                     kernel.stageBytesPerElement
+                               : 0;
   return Status();
 }
 
@@ -388,6 +391,21 @@ Status Module::load(const Artifact &artifact, std::unique_ptr<Module> &out) {
           &fn.sharedBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn.function);
       driver->cuFuncGetAttribute(
           &fn.maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn.function);
+      // Staged rows need more than the 48 KB a launch gets by default; ask
+      // for the device's per-block limit. Without it the kernel streams.
+      fn.maxDynamicShared = 48 * 1024 - fn.sharedBytes;
+      CUdevice device;
+      int optIn = 0;
+      if (info.stageBytesPerElement > 0 && &fn == &entry.vectorized &&
+          driver->cuCtxGetDevice(&device) == 0 &&
+          driver->cuDeviceGetAttribute(
+              &optIn, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+              device) == 0 &&
+          optIn - fn.sharedBytes > fn.maxDynamicShared &&
+          driver->cuFuncSetAttribute(
+              fn.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+              optIn - fn.sharedBytes) == 0)
+        fn.maxDynamicShared = optIn - fn.sharedBytes;
       if (fn.maxThreads < info.blockSize)
         return Status::error("function '" + name + "' runs at most " +
                              std::to_string(fn.maxThreads) +
@@ -440,10 +458,15 @@ Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
   void *params[kMaxParams];
   for (int p = 0; p < plan.numParams; ++p)
     params[p] = &plan.params[p];
-  CUfunction fn =
-      plan.vectorized ? entry->vectorized.function : entry->general.function;
-  CUresult result = driver->cuLaunchKernel(fn, plan.grid, 1, 1, plan.block, 1,
-                                           1, 0, stream, params, nullptr);
+  const FunctionInfo &fn = plan.vectorized ? entry->vectorized : entry->general;
+  // A row too long for the shared memory is streamed by the same kernel.
+  unsigned shared =
+      plan.stageBytes > 0 && plan.stageBytes <= fn.maxDynamicShared
+          ? (unsigned)plan.stageBytes
+          : 0;
+  CUresult result =
+      driver->cuLaunchKernel(fn.function, plan.grid, 1, 1, plan.block, 1, 1,
+                             shared, stream, params, nullptr);
   if (result != 0)
     return check(result, std::string("launching '") + kernel + "'");
   return Status();

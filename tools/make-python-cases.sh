@@ -30,6 +30,11 @@ nfc examples/fused_add_gate_norm.mlir --dim D=3840 -o "$out/bench/bench_fagn_D38
 nfc examples/norm_tanh_mul_add_norm_scale.mlir --dim D=3840 -o "$out/bench/bench_ntma_D3840.nfa"
 nfc examples/qk_rmsnorm_rope_neox.mlir -o "$out/bench/bench_qk_neox.nfa"
 nfc examples/select01_layernorm_modulate.mlir --dim D=3072 -o "$out/bench/bench_sel_D3072.nfa"
+# D dynamic: staged rows (the default) and streamed (bench.py --suffix _stream).
+nfc examples/scale_residual_layernorm_scale_shift.mlir -o "$out/bench/bench_srn_bf16_dyn.nfa"
+nfc examples/fused_add_gate_norm.mlir -o "$out/bench/bench_fagn_dyn.nfa"
+nfc examples/scale_residual_layernorm_scale_shift.mlir --stage-rows=false -o "$out/bench/bench_srn_bf16_dyn_stream.nfa"
+nfc examples/fused_add_gate_norm.mlir --stage-rows=false -o "$out/bench/bench_fagn_dyn_stream.nfa"
 git rev-parse --short HEAD > "$out/COMMIT"
 du -sh "$out"
 

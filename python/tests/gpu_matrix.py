@@ -28,7 +28,7 @@ import normfuse  # noqa: E402
 from normfuse.testing import make_args, rel_error, tolerance  # noqa: E402
 
 ROW_D = [1, 7, 64, 100, 1000, 1536, 2240, 3072, 3840, 4096, 5120, 8192,
-         16384, 65536]
+         16384, 32768, 49152, 65536]
 LAYOUTS = ("contiguous", "offset", "padded")
 # cpu only to try the script itself: there the call runs the fallback too.
 DEVICE = os.environ.get("NF_MATRIX_DEVICE", "cuda")

@@ -8,8 +8,15 @@
 // RUN: nf-compile %s --sm sm_90 --dim D=1024 --threads-per-row 32 --emit=ptx | FileCheck %s --check-prefix=WARP
 // One CTA per row, across warps (D = 4096: 128 threads per row):
 // RUN: nf-compile %s --sm sm_90 --dim D=4096 --emit=ptx | FileCheck %s --check-prefix=CTA
-// D left dynamic: the row is streamed, 256 threads per row:
-// RUN: nf-compile %s --sm sm_80 --emit=ptx | FileCheck %s --check-prefix=STREAM
+// D left dynamic: the row is streamed, 256 threads per row (row staging
+// off):
+// RUN: nf-compile %s --sm sm_80 --stage-rows=false --emit=ptx | FileCheck %s --check-prefix=STREAM
+// Staged (the default for D dynamic): when the launch gives enough dynamic
+// shared memory, x's row is copied there with cp.async once and the
+// reduction and the output pass read it back; else the streaming passes.
+// RUN: nf-compile %s --sm sm_80 --emit=ptx | FileCheck %s --check-prefix=STAGED
+// sm_75 has no cp.async: streamed.
+// RUN: nf-compile %s --sm sm_75 --emit=ptx | FileCheck %s --check-prefix=NOSTAGE
 
 nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16> {
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
@@ -52,3 +59,20 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 // STREAM: st.global.v4.b32
 // STREAM-LABEL: .entry rms_general(
 // STREAM-NOT: ld.global{{(.nc)?}}.v4.b32
+// STREAM-NOT: cp.async
+
+// STAGED: .extern .shared .align 16 .b8 rms_rows[];
+// STAGED-LABEL: .entry rms(
+// STAGED: .maxntid 256, 1, 1
+// STAGED: %dynamic_smem_size
+// STAGED: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16;
+// STAGED: cp.async.wait_group 0;
+// STAGED: ld.shared.v4.b32
+// STAGED: shfl.sync.bfly.b32
+// STAGED: bar.sync
+// STAGED: st.global.v4.b32
+// STAGED-LABEL: .entry rms_general(
+// STAGED-NOT: cp.async
+
+// NOSTAGE-NOT: cp.async
+// NOSTAGE-NOT: dynamic_smem_size

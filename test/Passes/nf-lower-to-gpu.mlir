@@ -126,3 +126,51 @@ nf.kernel @rms_ac(%x: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16>
   %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
   nf.return %yb : !nf.row<bf16>
 }
+
+// -----
+
+// Staged rows (a streaming schedule with stage_rows): the vectorized
+// kernel declares an extern shared array, compares the row's bytes (D * 2
+// for x; gate is read after the reduction and is not staged) with the
+// launch's dynamic shared memory, and in the taken branch copies x's row
+// with cp.async, waits, and reads it back from shared memory; the other
+// branch streams. The general kernel only streams.
+// CHECK: llvm.mlir.global external @rms_staged_rows() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+// CHECK-LABEL: gpu.func @rms_staged(
+// CHECK: %[[AVAIL:.*]] = nvvm.read.ptx.sreg.dynamic.smem.size : i32
+// CHECK: %[[FITS:.*]] = arith.cmpi ule
+// CHECK: scf.if %[[FITS]] {
+// CHECK: llvm.mlir.addressof @rms_staged_rows : !llvm.ptr<3>
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg
+// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK: scf.for
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xbf16>
+// CHECK: } else {
+// CHECK-NOT: nvvm.cp.async
+// CHECK: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK-LABEL: gpu.func @rms_staged_general(
+// CHECK-NOT: nvvm.cp.async
+// CHECK-NOT: dynamic.smem.size
+// CHECK: gpu.return
+nf.kernel @rms_staged(%x: tensor<?x?x?xbf16>, %g: tensor<?x?x?xbf16>)
+    -> tensor<?x?x?xbf16>
+    attributes {nf.schedule = {chunk = 8 : i64, chunks_per_thread = 0 : i64,
+                               kind = "staged", rows_per_cta = 1 : i64,
+                               stage_rows = true,
+                               threads_per_row = 256 : i64}} {
+  %eps = nf.constant 1.000000e-06 : f32
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %gb = nf.load %g [B, S, D] : tensor<?x?x?xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
+  %v = nf.add %ms, %eps : f32
+  %r = nf.rsqrt %v : f32
+  %y = nf.mul %xf, %r : !nf.row<f32>, f32
+  %gf = nf.cast %gb : !nf.row<bf16> to !nf.row<f32>
+  %z = nf.mul %y, %gf : !nf.row<f32>, !nf.row<f32>
+  %zb = nf.cast %z : !nf.row<f32> to !nf.row<bf16>
+  nf.return %zb : !nf.row<bf16>
+}

@@ -3,6 +3,7 @@
 // RUN: nf-opt %s -split-input-file -nf-select-schedule="threads-per-row=32 rows-per-cta=2" | FileCheck %s --check-prefix=FORCED
 // RUN: nf-opt %s -split-input-file -nf-select-schedule=streaming | FileCheck %s --check-prefix=STREAM
 // RUN: nf-opt %s -split-input-file -nf-select-schedule="rows-per-thread=3" | FileCheck %s --check-prefix=RPT
+// RUN: nf-opt %s -split-input-file -nf-select-schedule="stage-rows=false" | FileCheck %s --check-prefix=NOSTAGE
 
 // bf16, D = 128: 16 chunks of 8 -> 16 threads, one chunk each, 8 row
 // groups per 128-thread CTA, two rows per thread group (rows shorter than a
@@ -41,4 +42,25 @@ nf.kernel @wide(%x: tensor<?x?x3072xf32>) -> tensor<?x?x3072xf32> {
 nf.kernel @any(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
   %r = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
   nf.return %r : !nf.row<bf16>
+}
+
+// -----
+
+// D dynamic with a reduction over a [B, S, D] row (decomposed: the
+// pipeline runs nf-decompose first): staged (the vectorized
+// variant stages x in dynamic shared memory when the launch provides it).
+// Without stage-rows, or with nothing a reduction reads (@any above),
+// streaming.
+// CHECK-LABEL: nf.kernel @any_norm
+// CHECK-SAME: kind = "staged", rows_per_cta = 1 : i64, stage_rows = true, threads_per_row = 256 : i64
+// NOSTAGE-LABEL: nf.kernel @any_norm
+// NOSTAGE-SAME: kind = "streaming"
+// NOSTAGE-NOT: stage_rows
+nf.kernel @any_norm(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
+  %y = nf.mul %xf, %ms : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
 }

@@ -44,6 +44,10 @@ TEST(ArtifactTest, ReadsCompilerOutput) {
   EXPECT_GT(k.chunk, 0);
   EXPECT_EQ(k.blockSize, k.threadsPerRow * k.rowsPerCta);
   EXPECT_EQ(k.rowLength, -1);
+  // D dynamic: staged rows; residual (bf16) feeds the norm, x is read only
+  // after it and is not staged.
+  EXPECT_EQ(k.schedule, "staged");
+  EXPECT_EQ(k.stageBytesPerElement, 2);
   EXPECT_EQ(k.vectorizedFunction, "fused_add_gate_norm");
   EXPECT_EQ(k.generalFunction, "fused_add_gate_norm_general");
   EXPECT_EQ(k.numChains, 1);
@@ -111,6 +115,8 @@ TEST(ArtifactTest, ReadsStaticRowLength) {
   ASSERT_EQ(artifact.kernels.size(), 1u);
   const KernelInfo &k = artifact.kernels[0];
   EXPECT_EQ(k.rowLength, 3072);
+  // Register-resident: nothing staged.
+  EXPECT_EQ(k.stageBytesPerElement, 0);
   EXPECT_EQ(k.args[0].shape, (Shape{-1, -1, 3072}));
   EXPECT_EQ(k.args[3].shape, (Shape{3072}));
   EXPECT_EQ(k.results[0].shape, (Shape{-1, -1, 3072}));
@@ -379,6 +385,8 @@ TEST(ArtifactTest, GarbageNumbers) {
                              "rows_per_cta 16x chunk 8 chunks_per_thread 1"),
                  4, "malformed schedule");
   expectRejected(withLine(5, "block 25x6 shared 0"), 5, "malformed block");
+  expectRejected(withLine(6, "stage -2"), 6, "malformed stage");
+  expectRejected(withLine(6, "stage two"), 6, "malformed stage");
   expectRejected(withLine(5, "block 99999999999 shared 0"), 5,
                  "malformed block");
   expectRejected(withLine(6, "row_length 12.5"), 6, "malformed row_length");

@@ -109,6 +109,8 @@ TEST_F(FusedTest, ValidLaunch) {
   EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 0, 1), 1536u);
   EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 2, 0), 1536u);
   EXPECT_EQ(paramValue(kernel(), plan, "result_stride", 0, 0), 5u * 1536);
+  // Staged rows: a row of residual (bf16) per CTA row.
+  EXPECT_EQ(plan.stageBytes, kernel().rowsPerCta * 1536 * 2);
 }
 
 TEST_F(FusedTest, GridRoundsUp) {
@@ -355,6 +357,8 @@ TEST_F(FusedTest, GeneralWhenMisaligned) {
   LaunchPlan plan;
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
   EXPECT_FALSE(plan.vectorized);
+  // The general variant streams: no shared memory for rows.
+  EXPECT_EQ(plan.stageBytes, 0);
 }
 
 TEST_F(FusedTest, GeneralWhenRowsArePadded) {

@@ -101,6 +101,16 @@ static cl::opt<bool>
                        "memory per reduction) even for a static D"),
               cl::cat(category));
 
+static cl::opt<bool> stageRows(
+    "stage-rows",
+    cl::desc("Streaming schedules (D dynamic, or too long for registers): "
+             "the vectorized variant copies each row's [B, S, D] tensors that "
+             "feed a reduction into dynamic shared memory once (cp.async) "
+             "when the launch can provide rows_per_cta * D * <their bytes> "
+             "bytes, instead of re-reading them per pass (default on; never "
+             "on sm_75)"),
+    cl::init(true), cl::cat(category));
+
 static int fail(const Twine &message) {
   errs() << "nf-compile: error: " << message << "\n";
   return 1;
@@ -179,6 +189,7 @@ int main(int argc, char **argv) {
   options.rowsPerThread = rowsPerThread;
   options.asyncCopy = asyncCopy;
   options.streaming = streaming;
+  options.stageRows = stageRows;
   for (StringRef dim : dims) {
     auto [name, value] = dim.split('=');
     int64_t size;
