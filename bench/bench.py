@@ -162,13 +162,19 @@ CASES = [
      qk_inputs(4096, 32), qk_eager),
     ("#5 select01", "2,2048,3072", "bench_sel_D3072", sel_inputs(2, 2048, 3072),
      sel_eager),
-    # D left dynamic (staged rows by default; --suffix _stream: streamed).
+    # D left dynamic: the streaming schedule (what a kernel compiled without
+    # --dim costs).
     ("#1 D dynamic", "2,2048,3072", "bench_srn_bf16_dyn",
      srn_inputs(2, 2048, 3072), srn_eager),
-    # Rows too long for registers (staged in shared memory where it fits).
-    ("#1 long rows", "1,1024,49152", "bench_srn_bf16_dyn",
+    # Long rows: 512 threads x 4 chunks in registers up to D = 16384 (bf16);
+    # beyond, streamed by 1024 threads (--suffix _staged: --stage-rows).
+    ("#1 long rows", "1,4096,16384", "bench_srn_bf16_D16384",
+     srn_inputs(1, 4096, 16384), srn_eager),
+    ("#1 long rows", "1,1024,49152", "bench_srn_bf16_D49152",
      srn_inputs(1, 1024, 49152), srn_eager),
-    ("#2 RMSNorm long rows", "1,1024,65536", "bench_fagn_dyn",
+    ("#2 RMSNorm long rows", "1,2048,32768", "bench_fagn_D32768",
+     fagn_inputs(1, 2048, 32768), fagn_eager),
+    ("#2 RMSNorm long rows", "1,1024,65536", "bench_fagn_D65536",
      fagn_inputs(1, 1024, 65536), fagn_eager),
 ]
 

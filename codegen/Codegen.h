@@ -39,7 +39,7 @@ struct CodegenOptions {
   bool streaming = false;
   /// Streaming schedules stage rows in dynamic shared memory (cp.async;
   /// never on sm_75, which lacks it).
-  bool stageRows = true;
+  bool stageRows = false;
   /// Occupancy asked of ptxas per generated function: emitted as
   /// `.minnctapersm` (nvvm.minctasm). nf-compile fills it for the functions
   /// ptxas spilled (see --avoid-spills); empty by default.

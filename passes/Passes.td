@@ -68,13 +68,15 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
     narrowest row element type) and whether the row stays in registers, from
     D and the dtypes, and stores the choice on the kernel as `nf.schedule`:
 
-    - static D: the fewest threads per row (a power of two) that hold the row
+    - static D: the fewest threads per row (a power of two, at most 512: a
+      1024-thread CTA leaves 64 registers per thread) that hold the row
       in at most `max-chunks` chunks per thread. Under 32 threads several
       rows share a warp (`multi_row`); 32 is one warp per row (`warp`); more
       is one CTA per row with a shared-memory step (`cta`).
     - dynamic D, or a row too long for registers: `streaming`, 256 threads
-      per row, the row read from memory once per reduction; with
-      `stage-rows` (the default) `staged`: the vectorized variant copies the
+      per row for a dynamic D and 1024 for a static one, the row read from
+      memory once per reduction; with `stage-rows` (an option, measured no
+      faster as it stands) `staged`: the vectorized variant copies the
       row's `[B, S, D]` tensors that feed a reduction into dynamic shared
       memory once and reads them from there, when the launch provides
       `rows_per_cta * D * <their bytes per element>` bytes of it (else it
@@ -105,7 +107,7 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
            "most 16-byte chunks of a row a thread keeps in registers">,
     Option<"forceStreaming", "streaming", "bool", /*default=*/"false",
            "stream the row from memory even when D is static">,
-    Option<"stageRows", "stage-rows", "bool", /*default=*/"true",
+    Option<"stageRows", "stage-rows", "bool", /*default=*/"false",
            "streaming schedules: stage the row in dynamic shared memory "
            "with cp.async (sm_80+) when the launch provides it">,
   ];

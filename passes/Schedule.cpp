@@ -167,6 +167,12 @@ std::optional<int64_t> mlir::nf::getStaticRowLength(KernelOp kernel) {
   return length;
 }
 
+/// The most threads a register-resident row gets by default: a CTA of 1024
+/// threads leaves each at most 64 registers, too few for 4 chunks of row
+/// and their operands (ptxas spilled 56 to 180 bytes at D = 24576 and
+/// 32768 with 1024 threads); 512 threads keep 128.
+static constexpr int64_t kMaxRegisterRowThreads = 512;
+
 namespace {
 struct NfSelectSchedulePass
     : nf::impl::NfSelectScheduleBase<NfSelectSchedulePass> {
@@ -189,6 +195,7 @@ struct NfSelectSchedulePass
     s.chunk = computeChunkElements(kernel);
     std::optional<int64_t> d = getStaticRowLength(kernel);
     bool streaming = forceStreaming || !d;
+    bool tooLong = false;
     if (!streaming) {
       int64_t vectors = llvm::divideCeil(*d, s.chunk);
       if (threadsPerRow > 0) {
@@ -200,17 +207,24 @@ struct NfSelectSchedulePass
         // 128-wide attention head then take one chunk per thread and
         // several rows share a warp.
         s.threadsPerRow = std::min<int64_t>(16, llvm::PowerOf2Ceil(vectors));
-        while (s.threadsPerRow < 1024 &&
+        while (s.threadsPerRow < kMaxRegisterRowThreads &&
                (int64_t)llvm::divideCeil(vectors, s.threadsPerRow) > maxChunks)
           s.threadsPerRow *= 2;
       }
       s.chunksPerThread = llvm::divideCeil(vectors, s.threadsPerRow);
       // Too long a row for registers: stream it instead of spilling.
       if (s.chunksPerThread > maxChunks && threadsPerRow == 0)
-        streaming = true;
+        streaming = tooLong = true;
     }
+    // Streamed rows: 256 threads, measured best for a dynamic D at
+    // D = 3072 on an H100 (77% of the copy floor against 66% with 512 and
+    // 35% with 1024); 1024 for a static D too long for registers
+    // (D = 49152 / 65536: 61 / 75% against 44 / 69% with 256;
+    // docs/benchmarks.md).
     if (streaming) {
-      s.threadsPerRow = threadsPerRow > 0 ? (int64_t)threadsPerRow : 256;
+      s.threadsPerRow = threadsPerRow > 0 ? (int64_t)threadsPerRow
+                        : tooLong         ? 1024
+                                          : 256;
       s.chunksPerThread = 0;
     }
     // Several rows per thread only where the rows live in registers (a

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compiles every example for every supported SM through ptxas, with D as
-# the file has it and with D fixed (3072, 8192). With --no-spills it also
-# requires ptxas to report no spill stores or loads for any function.
+# the file has it and with D fixed (3072, 8192, 32768). With --no-spills it
+# also requires ptxas to report no spill stores or loads for any function.
 # Used by test/Codegen/examples-ptxas.test (with --no-spills).
 #   tools/check-examples-ptxas.sh BIN_DIR EXAMPLES_DIR [--no-spills]
 set -euo pipefail
@@ -11,7 +11,7 @@ status=0
 for f in "$examples"/*.mlir; do
   name=$(basename "$f" .mlir)
   # Examples with a static head_dim cannot be re-specialized.
-  if grep -q 'x128x' "$f"; then dims=("") ; else dims=("" "--dim D=3072" "--dim D=8192"); fi
+  if grep -q 'x128x' "$f"; then dims=("") ; else dims=("" "--dim D=3072" "--dim D=8192" "--dim D=32768"); fi
   for sm in $sms; do
     for dim in "${dims[@]}"; do
       if ! info=$("$bin/nf-compile" "$f" --sm "$sm" $dim --ptxas-info -o /dev/null 2>&1); then

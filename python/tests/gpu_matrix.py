@@ -96,7 +96,8 @@ def main():
                          dict(B=4096, S=32, D=128, P=4096)]
         elif kernel.meta.row_length > 0:
             D = kernel.meta.row_length
-            size_list = [dict(B=2, S=500, D=D), dict(B=3, S=7, D=D)]
+            size_list = [dict(zip("BSD", (*rows_for(D), D))),
+                         dict(B=3, S=7, D=D)]
             if D == 1536 and "bf16" in stem:
                 size_list.append(dict(B=1, S=32760, D=D))
         else:

@@ -8,15 +8,16 @@
 // RUN: nf-compile %s --sm sm_90 --dim D=1024 --threads-per-row 32 --emit=ptx | FileCheck %s --check-prefix=WARP
 // One CTA per row, across warps (D = 4096: 128 threads per row):
 // RUN: nf-compile %s --sm sm_90 --dim D=4096 --emit=ptx | FileCheck %s --check-prefix=CTA
-// D left dynamic: the row is streamed, 256 threads per row (row staging
-// off):
-// RUN: nf-compile %s --sm sm_80 --stage-rows=false --emit=ptx | FileCheck %s --check-prefix=STREAM
-// Staged (the default for D dynamic): when the launch gives enough dynamic
-// shared memory, x's row is copied there with cp.async once and the
-// reduction and the output pass read it back; else the streaming passes.
-// RUN: nf-compile %s --sm sm_80 --emit=ptx | FileCheck %s --check-prefix=STAGED
+// D left dynamic: the row is streamed, 256 threads per row:
+// RUN: nf-compile %s --sm sm_80 --emit=ptx | FileCheck %s --check-prefix=STREAM
+// D fixed but too long for registers: streamed by 1024 threads:
+// RUN: nf-compile %s --sm sm_90 --dim D=32768 --emit=ptx | FileCheck %s --check-prefix=LONG
+// --stage-rows: when the launch gives enough dynamic shared memory, x's row
+// is copied there with cp.async once and the reduction and the output pass
+// read it back; else the streaming passes.
+// RUN: nf-compile %s --sm sm_80 --stage-rows --emit=ptx | FileCheck %s --check-prefix=STAGED
 // sm_75 has no cp.async: streamed.
-// RUN: nf-compile %s --sm sm_75 --emit=ptx | FileCheck %s --check-prefix=NOSTAGE
+// RUN: nf-compile %s --sm sm_75 --stage-rows --emit=ptx | FileCheck %s --check-prefix=NOSTAGE
 
 nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16> {
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
@@ -60,6 +61,12 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 // STREAM-LABEL: .entry rms_general(
 // STREAM-NOT: ld.global{{(.nc)?}}.v4.b32
 // STREAM-NOT: cp.async
+
+// LONG-LABEL: .entry rms(
+// LONG: .maxntid 1024, 1, 1
+// LONG: ld.global.nc.v4.b32
+// LONG: bar.sync
+// LONG: st.global.v4.b32
 
 // STAGED: .extern .shared .align 16 .b8 rms_rows[];
 // STAGED-LABEL: .entry rms(

@@ -3,7 +3,7 @@
 // RUN: nf-opt %s -split-input-file -nf-select-schedule="threads-per-row=32 rows-per-cta=2" | FileCheck %s --check-prefix=FORCED
 // RUN: nf-opt %s -split-input-file -nf-select-schedule=streaming | FileCheck %s --check-prefix=STREAM
 // RUN: nf-opt %s -split-input-file -nf-select-schedule="rows-per-thread=3" | FileCheck %s --check-prefix=RPT
-// RUN: nf-opt %s -split-input-file -nf-select-schedule="stage-rows=false" | FileCheck %s --check-prefix=NOSTAGE
+// RUN: nf-opt %s -split-input-file -nf-select-schedule="stage-rows=true" | FileCheck %s --check-prefix=STAGE
 
 // bf16, D = 128: 16 chunks of 8 -> 16 threads, one chunk each, 8 row
 // groups per 128-thread CTA, two rows per thread group (rows shorter than a
@@ -47,15 +47,15 @@ nf.kernel @any(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
 // -----
 
 // D dynamic with a reduction over a [B, S, D] row (decomposed: the
-// pipeline runs nf-decompose first): staged (the vectorized
-// variant stages x in dynamic shared memory when the launch provides it).
-// Without stage-rows, or with nothing a reduction reads (@any above),
-// streaming.
+// pipeline runs nf-decompose first): streaming; with stage-rows, staged
+// (the vectorized variant stages x in dynamic shared memory when the launch
+// provides it). With nothing a reduction reads (@any above) there is
+// nothing to stage.
 // CHECK-LABEL: nf.kernel @any_norm
-// CHECK-SAME: kind = "staged", rows_per_cta = 1 : i64, stage_rows = true, threads_per_row = 256 : i64
-// NOSTAGE-LABEL: nf.kernel @any_norm
-// NOSTAGE-SAME: kind = "streaming"
-// NOSTAGE-NOT: stage_rows
+// CHECK-SAME: kind = "streaming", rows_per_cta = 1 : i64, threads_per_row = 256 : i64
+// CHECK-NOT: stage_rows
+// STAGE-LABEL: nf.kernel @any_norm
+// STAGE-SAME: kind = "staged", rows_per_cta = 1 : i64, stage_rows = true, threads_per_row = 256 : i64
 nf.kernel @any_norm(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
   %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
@@ -63,4 +63,22 @@ nf.kernel @any_norm(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
   %y = nf.mul %xf, %ms : !nf.row<f32>, f32
   %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
   nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// Static rows past what 512 threads hold in 4 chunks: bf16 D = 16384 is
+// 512 threads x 4 chunks in registers; D = 32768 would need 1024 threads
+// (64 registers each: spills), so it is streamed, with 1024 threads.
+// CHECK-LABEL: nf.kernel @long16k
+// CHECK-SAME: chunks_per_thread = 4 : i64, kind = "cta", rows_per_cta = 1 : i64, threads_per_row = 512 : i64
+// CHECK-LABEL: nf.kernel @long32k
+// CHECK-SAME: chunks_per_thread = 0 : i64, kind = "streaming", rows_per_cta = 1 : i64, threads_per_row = 1024 : i64
+nf.kernel @long16k(%x: tensor<?x?x16384xbf16>) -> tensor<?x?x16384xbf16> {
+  %r = nf.load %x [B, S, D] : tensor<?x?x16384xbf16>
+  nf.return %r : !nf.row<bf16>
+}
+nf.kernel @long32k(%x: tensor<?x?x32768xbf16>) -> tensor<?x?x32768xbf16> {
+  %r = nf.load %x [B, S, D] : tensor<?x?x32768xbf16>
+  nf.return %r : !nf.row<bf16>
 }

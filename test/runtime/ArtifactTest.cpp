@@ -44,10 +44,9 @@ TEST(ArtifactTest, ReadsCompilerOutput) {
   EXPECT_GT(k.chunk, 0);
   EXPECT_EQ(k.blockSize, k.threadsPerRow * k.rowsPerCta);
   EXPECT_EQ(k.rowLength, -1);
-  // D dynamic: staged rows; residual (bf16) feeds the norm, x is read only
-  // after it and is not staged.
-  EXPECT_EQ(k.schedule, "staged");
-  EXPECT_EQ(k.stageBytesPerElement, 2);
+  // D dynamic: streamed rows (row staging is an option).
+  EXPECT_EQ(k.schedule, "streaming");
+  EXPECT_EQ(k.stageBytesPerElement, 0);
   EXPECT_EQ(k.vectorizedFunction, "fused_add_gate_norm");
   EXPECT_EQ(k.generalFunction, "fused_add_gate_norm_general");
   EXPECT_EQ(k.numChains, 1);
@@ -108,6 +107,15 @@ TEST(ArtifactTest, ReadsCompilerOutput) {
   EXPECT_NE(torch.find("\"fused_add_gate_norm\": fused_add_gate_norm,\n}\n"),
             std::string::npos);
   EXPECT_EQ(torch.back(), '\n');
+}
+
+TEST(ArtifactTest, ReadsStagedRows) {
+  // nf-compile --stage-rows: residual (bf16) feeds the norm and is staged;
+  // x is read only after it and is not.
+  Artifact artifact = loadArtifact("fused_staged");
+  ASSERT_EQ(artifact.kernels.size(), 1u);
+  EXPECT_EQ(artifact.kernels[0].schedule, "staged");
+  EXPECT_EQ(artifact.kernels[0].stageBytesPerElement, 2);
 }
 
 TEST(ArtifactTest, ReadsStaticRowLength) {

@@ -109,8 +109,38 @@ TEST_F(FusedTest, ValidLaunch) {
   EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 0, 1), 1536u);
   EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 2, 0), 1536u);
   EXPECT_EQ(paramValue(kernel(), plan, "result_stride", 0, 0), 5u * 1536);
-  // Staged rows: a row of residual (bf16) per CTA row.
-  EXPECT_EQ(plan.stageBytes, kernel().rowsPerCta * 1536 * 2);
+  // Streamed: no shared memory for rows.
+  EXPECT_EQ(plan.stageBytes, 0);
+}
+
+TEST(StagedTest, SharedMemoryForTheRows) {
+  // nf-compile --stage-rows: a row of residual (bf16) per CTA row, for the
+  // vectorized variant only.
+  Artifact artifact = loadArtifact("fused_staged");
+  const KernelInfo &k = artifact.kernels[0];
+  FakeMemory mem;
+  auto make = [&](int64_t d) {
+    Launch launch;
+    launch.args = {tensorValue(mem.tensor(BF16, {2, 5, d})),
+                   tensorValue(mem.tensor(BF16, {2, 5, d})),
+                   tensorValue(mem.tensor(F32, {2, 1, d})),
+                   tensorValue(mem.tensor(F32, {d}))};
+    launch.results = {mem.tensor(BF16, {2, 5, d})};
+    return launch;
+  };
+  for (int64_t d : {1536, 65536}) {
+    Launch launch = make(d);
+    LaunchPlan plan;
+    ASSERT_TRUE(launch.plan(k, plan).ok());
+    ASSERT_TRUE(plan.vectorized);
+    EXPECT_EQ(plan.stageBytes, k.rowsPerCta * d * 2) << d;
+  }
+  Launch launch = make(1536);
+  launch.args[0].tensor.data += 2;
+  LaunchPlan plan;
+  ASSERT_TRUE(launch.plan(k, plan).ok());
+  EXPECT_FALSE(plan.vectorized);
+  EXPECT_EQ(plan.stageBytes, 0);
 }
 
 TEST_F(FusedTest, GridRoundsUp) {
@@ -357,8 +387,6 @@ TEST_F(FusedTest, GeneralWhenMisaligned) {
   LaunchPlan plan;
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
   EXPECT_FALSE(plan.vectorized);
-  // The general variant streams: no shared memory for rows.
-  EXPECT_EQ(plan.stageBytes, 0);
 }
 
 TEST_F(FusedTest, GeneralWhenRowsArePadded) {

@@ -107,9 +107,9 @@ static cl::opt<bool> stageRows(
              "the vectorized variant copies each row's [B, S, D] tensors that "
              "feed a reduction into dynamic shared memory once (cp.async) "
              "when the launch can provide rows_per_cta * D * <their bytes> "
-             "bytes, instead of re-reading them per pass (default on; never "
-             "on sm_75)"),
-    cl::init(true), cl::cat(category));
+             "bytes, instead of re-reading them per pass (not on sm_75; "
+             "off by default: measured no faster, docs/Rationale.md)"),
+    cl::init(false), cl::cat(category));
 
 static int fail(const Twine &message) {
   errs() << "nf-compile: error: " << message << "\n";
