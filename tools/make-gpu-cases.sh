@@ -5,6 +5,8 @@
 # machine has no MLIR; tools/gpu-check.sh runs these there.
 #
 #   tools/make-gpu-cases.sh [BUILD_BIN] [SM]     -> gpu-cases/
+#   ONLY=long tools/make-gpu-cases.sh ...        (only the staged and
+#        long-row cases at the end)
 #
 # The device tool carries at most 64 MiB, so large-D cases use few rows.
 set -euo pipefail
@@ -48,8 +50,9 @@ rowdims() { # D -> B,S giving few rows for long rows
   else echo "B=1,S=1"; fi
 }
 
+only=${ONLY:-all}
 # Row-length examples: every dtype at a few sizes, bf16 at every size.
-for ex in examples/scale_residual_*.mlir examples/fused_add_gate_norm.mlir \
+[ "$only" = all ] && for ex in examples/scale_residual_*.mlir examples/fused_add_gate_norm.mlir \
           examples/norm_tanh_mul_add*.mlir examples/select01_*.mlir; do
   name=$(basename "$ex" .mlir)
   for dt in bf16 f16 f32; do
@@ -69,13 +72,35 @@ for ex in examples/scale_residual_*.mlir examples/fused_add_gate_norm.mlir \
   done
 done
 # QK-norm + RoPE: head_dim 128 fixed in the files; T tokens x H heads.
-for ex in examples/qk_rmsnorm_rope_*.mlir; do
+[ "$only" = all ] && for ex in examples/qk_rmsnorm_rope_*.mlir; do
   name=$(basename "$ex" .mlir)
   for dt in bf16 f16; do
     f=$(variant "$ex" "$dt")
     art=$(compile "$f" "${name}_$dt")
     case_ "$f" "${name}_${dt}_T16H24" "$art" "B=16,S=24,P=256"
     case_ "$f" "${name}_${dt}_T1H3" "$art" "B=1,S=3,P=16"
+  done
+done
+# Row staging (--stage-rows, D dynamic: staged where the rows fit the
+# launch's shared memory, streamed past it) and static rows too long for
+# registers (streamed by 1024 threads).
+for ex in examples/scale_residual_layernorm_scale_shift.mlir \
+          examples/fused_add_gate_norm.mlir; do
+  name=$(basename "$ex" .mlir)
+  for dt in bf16 f32; do
+    f=$(variant "$ex" "$dt")
+    staged=$(compile "$f" "${name}_${dt}_staged" --stage-rows)
+    for d in 100 3072 16384 65536; do
+      rows=$(rowdims "$d")
+      [ -d "$out/cases/${name}_${dt}_D$d" ] \
+        || "$bin/nf-interp" "$f" --dims "$rows,D=$d" --seed 7 \
+             --write-dir "$out/cases/${name}_${dt}_D$d" > /dev/null
+      for flags in "" "--misalign" "--pad 8" "--graph"; do
+        echo "$staged $out/cases/${name}_${dt}_D$d $flags" >> "$list"
+      done
+    done
+    long=$(compile "$f" "${name}_${dt}_D32768" --dim D=32768)
+    case_ "$f" "${name}_${dt}_D32768" "$long" "B=1,S=2,D=32768" "--graph"
   done
 done
 du -sh "$out"; wc -l < "$list"
