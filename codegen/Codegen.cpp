@@ -84,6 +84,10 @@ LogicalResult mlir::nf::validateCodegenOptions(const CodegenOptions &options,
             options.chip;
     return failure();
   }
+  if (options.minCtasPerSmAll < 0 || options.minCtasPerSmAll > 32) {
+    error = "min CTAs per SM must be from 1 to 32";
+    return failure();
+  }
   if (options.rowsPerThread < 0 || options.rowsPerThread > 8) {
     error = "rows per thread must be from 1 to 8";
     return failure();
@@ -152,6 +156,11 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   gpuStage.addPass(createNfLowerToGPU());
   if (failed(gpuStage.run(module)))
     return failure();
+  if (options.minCtasPerSmAll > 0)
+    module.walk([&](gpu::GPUFuncOp func) {
+      func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                    Builder(ctx).getI32IntegerAttr(options.minCtasPerSmAll));
+    });
   for (const auto &hint : options.minCtasPerSm) {
     bool found = false;
     module.walk([&](gpu::GPUFuncOp func) {

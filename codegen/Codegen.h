@@ -44,6 +44,9 @@ struct CodegenOptions {
   /// `.minnctapersm` (nvvm.minctasm). nf-compile fills it for the functions
   /// ptxas spilled (see --avoid-spills); empty by default.
   llvm::StringMap<int64_t> minCtasPerSm;
+  /// The same for every generated function (0: none); a per-function entry
+  /// above overrides it.
+  int64_t minCtasPerSmAll = 0;
   /// Print the IR after this stage ("rows", "gpu", "nvvm") to `dump`.
   std::string dumpStage;
 };

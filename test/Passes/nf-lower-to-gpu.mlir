@@ -174,3 +174,40 @@ nf.kernel @rms_staged(%x: tensor<?x?x?xbf16>, %g: tensor<?x?x?xbf16>)
   %zb = nf.cast %z : !nf.row<f32> to !nf.row<bf16>
   nf.return %zb : !nf.row<bf16>
 }
+
+// -----
+
+// [D] operands once per CTA: with 8 row groups in a CTA, the weight (128
+// bf16, 256 bytes) is copied into a shared buffer by the CTA's threads, 16
+// bytes each, then a barrier, and every row group reads its chunks from
+// there; the row itself still comes from global memory. The general
+// variant reads the weight from global memory.
+// CHECK: llvm.mlir.global internal @rms_w_operands() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<256 x i8>
+// CHECK-LABEL: gpu.func @rms_w(
+// CHECK: scf.for
+// CHECK: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<3>
+// CHECK: gpu.barrier
+// CHECK: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xbf16>
+// CHECK-LABEL: gpu.func @rms_w_general(
+// CHECK-NOT: !llvm.ptr<3>
+// CHECK: gpu.return
+nf.kernel @rms_w(%x: tensor<?x?x128xbf16>, %w: tensor<128xbf16>)
+    -> tensor<?x?x128xbf16>
+    attributes {nf.schedule = {chunk = 8 : i64, chunks_per_thread = 1 : i64,
+                               kind = "multi_row", rows_per_cta = 8 : i64,
+                               threads_per_row = 16 : i64}} {
+  %eps = nf.constant 1.000000e-06 : f32
+  %xb = nf.load %x [B, S, D] : tensor<?x?x128xbf16>
+  %wb = nf.load %w [D] : tensor<128xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %wf = nf.cast %wb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
+  %v = nf.add %ms, %eps : f32
+  %r = nf.rsqrt %v : f32
+  %y = nf.mul %xf, %r : !nf.row<f32>, f32
+  %z = nf.mul %y, %wf : !nf.row<f32>, !nf.row<f32>
+  %zb = nf.cast %z : !nf.row<f32> to !nf.row<bf16>
+  nf.return %zb : !nf.row<bf16>
+}

@@ -95,6 +95,12 @@ static cl::opt<int64_t> rowsPerThread(
              "together (register-resident schedules; 1 to 8; default: 2 "
              "for rows shorter than a warp, else 1)"),
     cl::init(0), cl::cat(category));
+static cl::opt<int64_t> minCtasPerSm(
+    "min-ctas-per-sm",
+    cl::desc("Ask ptxas to fit at least N CTAs per SM (.minnctapersm on "
+             "every kernel), which caps its registers per thread (0: let "
+             "ptxas choose, the default)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<bool>
     streaming("streaming",
               cl::desc("Force the streaming schedule (row re-read from "
@@ -190,6 +196,7 @@ int main(int argc, char **argv) {
   options.asyncCopy = asyncCopy;
   options.streaming = streaming;
   options.stageRows = stageRows;
+  options.minCtasPerSmAll = minCtasPerSm;
   for (StringRef dim : dims) {
     auto [name, value] = dim.split('=');
     int64_t size;
