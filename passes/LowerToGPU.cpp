@@ -653,8 +653,6 @@ void KernelLowering::copyCtaOperands(const Chain &chain) {
 LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
   const Chain &chain = chains.getChains()[c];
   reductionSlot = 0;
-  if (!ctaOperandGlobal.empty())
-    copyCtaOperands(chain);
   // A thread holds `group` rows of the CTA's rows_per_cta * group, rows_per_cta
   // apart; each row is set up (row offsets, select and rotary state) before
   // any is computed.
@@ -705,8 +703,10 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     // With several rows per thread, the [B, S, D] loads of every row are
     // issued before the first row's reductions: the loads of later rows
     // are in flight while earlier ones reduce (a barrier would keep ptxas
-    // from hoisting them).
-    if (group > 1 && !sched.asyncCopy) {
+    // from hoisting them). Likewise before the barrier that publishes the
+    // CTA's [D] operands.
+    bool ctaOperands = !ctaOperandGlobal.empty();
+    if ((group > 1 || ctaOperands) && !sched.asyncCopy) {
       for (int64_t g = 0; g < group; ++g) {
         if (g > 0)
           swapRow(rowStates[g]);
@@ -719,6 +719,8 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
           swapRow(rowStates[g]);
       }
     }
+    if (ctaOperands)
+      copyCtaOperands(chain);
     for (int64_t g = 0; g < group; ++g) {
       if (g > 0)
         swapRow(rowStates[g]);
