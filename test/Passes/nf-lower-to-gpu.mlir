@@ -180,15 +180,16 @@ nf.kernel @rms_staged(%x: tensor<?x?x?xbf16>, %g: tensor<?x?x?xbf16>)
 // [D] operands once per CTA: with 8 row groups in a CTA, the weight (128
 // bf16, 256 bytes) is copied into a shared buffer by the CTA's threads, 16
 // bytes each, then a barrier, and every row group reads its chunks from
-// there; the row itself still comes from global memory. The general
+// there; the row's own load is issued before the copy, so that it is in
+// flight during the barrier. The general
 // variant reads the weight from global memory.
 // CHECK: llvm.mlir.global internal @rms_w_operands() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<256 x i8>
 // CHECK-LABEL: gpu.func @rms_w(
+// CHECK: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
 // CHECK: scf.for
 // CHECK: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<3>
 // CHECK: gpu.barrier
-// CHECK: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xbf16>
 // CHECK-LABEL: gpu.func @rms_w_general(
 // CHECK-NOT: !llvm.ptr<3>
