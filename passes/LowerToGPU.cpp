@@ -224,14 +224,6 @@ private:
                ArrayRef<std::pair<unsigned, Value>> outputs);
   Value stageSlot(int64_t buffer, int64_t tensor, int64_t numTensors);
 
-  // Operands shared by the CTA (vectorized register-resident schedules with
-  // several row groups per CTA): each [D] tensor is copied into shared
-  // memory once per CTA, and every row group reads its chunks from there.
-  std::string ctaOperandGlobal;              ///< name of the shared buffer
-  DenseMap<Value, int64_t> ctaOperandOffset; ///< [D] tensor -> byte offset
-  DenseMap<Value, Value> ctaOperandBase;     ///< tensor -> its copy, this chain
-  void copyCtaOperands(const Chain &chain);
-
   // Row staging (Schedule::stageRows, vectorized variant only): the dynamic
   // shared memory the launch provides holds, per row of the CTA, the row of
   // each staged tensor; each thread copies and reads back only its own
@@ -381,35 +373,6 @@ LogicalResult KernelLowering::emit(StringRef name) {
           b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), bytes),
           /*isConstant=*/false, LLVM::Linkage::Internal, stageGlobal,
           Attribute(), /*alignment=*/16, /*addrSpace=*/3);
-    }
-  }
-
-  // [D] operands once per CTA: only where several row groups share a CTA
-  // (otherwise each thread group is the whole CTA), and up to 16 KB so
-  // occupancy does not suffer.
-  if (vectorized && sched.isRegisterResident() && sched.rowsPerCta > 1 &&
-      !sched.asyncCopy) {
-    std::optional<int64_t> d = getStaticRowLength(kernel);
-    int64_t bytes = 0;
-    for (const Chain &chain : chains.getChains())
-      for (Operation *op : chain.ops)
-        if (auto load = dyn_cast<LoadOp>(op))
-          if (load.getKind() == BroadcastKind::D && d &&
-              !ctaOperandOffset.count(load.getSource())) {
-            ctaOperandOffset[load.getSource()] = bytes;
-            bytes += *d *
-                     cast<RankedTensorType>(load.getSource().getType())
-                         .getElementTypeBitWidth() /
-                     8;
-          }
-    if (bytes > 0 && bytes <= 16 * 1024) {
-      ctaOperandGlobal = (name + "_operands").str();
-      LLVM::GlobalOp::create(
-          b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), bytes),
-          /*isConstant=*/false, LLVM::Linkage::Internal, ctaOperandGlobal,
-          Attribute(), /*alignment=*/16, /*addrSpace=*/3);
-    } else {
-      ctaOperandOffset.clear();
     }
   }
 
@@ -609,47 +572,6 @@ void KernelLowering::setUpRow(unsigned c, Value row) {
   evaluateReadyScalars(chain);
 }
 
-void KernelLowering::copyCtaOperands(const Chain &chain) {
-  ctaOperandBase.clear();
-  SmallVector<Value> tensors;
-  for (Operation *op : chain.ops)
-    if (auto load = dyn_cast<LoadOp>(op))
-      if (ctaOperandOffset.count(load.getSource()) &&
-          !llvm::is_contained(tensors, load.getSource()))
-        tensors.push_back(load.getSource());
-  if (tensors.empty())
-    return;
-  auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
-  Value base = LLVM::AddressOfOp::create(b, loc, ptr3, ctaOperandGlobal);
-  Value tid = add(mul(rowInCta, i64c(sched.threadsPerRow)), lane);
-  Value threads = i64c(sched.blockSize());
-  auto v4i32 = VectorType::get({4}, b.getI32Type());
-  int64_t d = *getStaticRowLength(kernel);
-  for (Value tensor : tensors) {
-    auto type = cast<RankedTensorType>(tensor.getType());
-    int64_t bytes = d * type.getElementTypeBitWidth() / 8;
-    Value ptr = argValue[cast<BlockArgument>(tensor).getArgNumber()];
-    Value copy =
-        LLVM::GEPOp::create(b, loc, ptr3, b.getI8Type(), base,
-                            ValueRange{i64c(ctaOperandOffset[tensor])});
-    ctaOperandBase[tensor] = copy;
-    // 16 bytes per thread and step; the vectorized variant has 16-byte
-    // aligned tensors and D a multiple of the chunk.
-    auto loop = scf::ForOp::create(b, loc, tid, i64c(bytes / 16), threads);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    Value offset = mul(loop.getInductionVar(), i64c(16));
-    Value from = LLVM::GEPOp::create(b, loc, ptr.getType(), b.getI8Type(), ptr,
-                                     ValueRange{offset});
-    Value value = LLVM::LoadOp::create(b, loc, v4i32, from, 16, false, false,
-                                       /*isInvariant=*/true);
-    Value to = LLVM::GEPOp::create(b, loc, ptr3, b.getI8Type(), copy,
-                                   ValueRange{offset});
-    LLVM::StoreOp::create(b, loc, value, to, 16);
-  }
-  gpu::BarrierOp::create(b, loc);
-}
-
 LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
   const Chain &chain = chains.getChains()[c];
   reductionSlot = 0;
@@ -703,10 +625,8 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     // With several rows per thread, the [B, S, D] loads of every row are
     // issued before the first row's reductions: the loads of later rows
     // are in flight while earlier ones reduce (a barrier would keep ptxas
-    // from hoisting them). Likewise before the barrier that publishes the
-    // CTA's [D] operands.
-    bool ctaOperands = !ctaOperandGlobal.empty();
-    if ((group > 1 || ctaOperands) && !sched.asyncCopy) {
+    // from hoisting them).
+    if (group > 1 && !sched.asyncCopy) {
       for (int64_t g = 0; g < group; ++g) {
         if (g > 0)
           swapRow(rowStates[g]);
@@ -719,8 +639,6 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
           swapRow(rowStates[g]);
       }
     }
-    if (ctaOperands)
-      copyCtaOperands(chain);
     for (int64_t g = 0; g < group; ++g) {
       if (g > 0)
         swapRow(rowStates[g]);
@@ -1036,16 +954,6 @@ Value KernelLowering::evaluate(Value v, Chunk &chunk) {
           .Case([&](LoadOp load) -> Value {
             auto type = cast<RankedTensorType>(load.getSource().getType());
             Type element = type.getElementType();
-            auto ctaIt = ctaOperandBase.find(load.getSource());
-            if (ctaIt != ctaOperandBase.end()) {
-              unsigned bytes = element.getIntOrFloatBitWidth() / 8;
-              Value address = LLVM::GEPOp::create(
-                  b, loc, ctaIt->second.getType(), b.getI8Type(), ctaIt->second,
-                  ValueRange{mul(chunk.base, i64c(bytes))});
-              return LLVM::LoadOp::create(
-                  b, loc, vecOf(element), address,
-                  std::min<unsigned>(16, bytes * sched.chunk));
-            }
             auto rowIt = stagedRowBase.find(load.getSource());
             if (rowIt != stagedRowBase.end()) {
               unsigned bytes = element.getIntOrFloatBitWidth() / 8;
