@@ -144,6 +144,8 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
     os << "block " << schedule->blockSize() << " shared "
        << sharedMemoryBytes(kernel, *schedule, chains) << "\n";
     auto vectorized = kernel->getAttrOfType<BoolAttr>("nf.vectorized_variant");
+    if (schedule->clusterSize > 1)
+      os << "cluster " << schedule->clusterSize << "\n";
     if (int64_t stage = getStageBytesPerElement(kernel, *schedule);
         stage > 0 && vectorized && vectorized.getValue())
       os << "stage " << stage << "\n";
@@ -195,8 +197,10 @@ void mlir::nf::printKernelSummary(ModuleOp module, llvm::raw_ostream &os) {
        << " schedule=" << schedule->getKindName()
        << " threads_per_row=" << schedule->threadsPerRow
        << " rows_per_cta=" << schedule->ctaRows()
-       << " rows_per_thread=" << schedule->rowsPerThread
-       << " block=" << schedule->blockSize()
+       << " rows_per_thread=" << schedule->rowsPerThread;
+    if (schedule->clusterSize > 1)
+      os << " cluster=" << schedule->clusterSize;
+    os << " block=" << schedule->blockSize()
        << " shared=" << sharedMemoryBytes(kernel, *schedule, chains) << "B";
     if (int64_t stage = getStageBytesPerElement(kernel, *schedule))
       os << " + staged rows " << schedule->ctaRows() << "*D*" << stage << "B";

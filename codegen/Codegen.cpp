@@ -46,6 +46,13 @@ ArrayRef<StringRef> mlir::nf::getSupportedChips() {
   return chips;
 }
 
+/// Thread-block clusters (and distributed shared memory): sm_90 and newer.
+static bool hasClusters(StringRef chip) {
+  static const StringRef older[] = {"sm_75", "sm_80", "sm_86", "sm_87",
+                                    "sm_89"};
+  return !llvm::is_contained(older, chip);
+}
+
 static std::string libdevicePath(StringRef cudaPath) {
   llvm::SmallString<256> path(cudaPath);
   llvm::sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
@@ -81,6 +88,17 @@ LogicalResult mlir::nf::validateCodegenOptions(const CodegenOptions &options,
   }
   if (options.asyncCopy && options.chip == "sm_75") {
     error = "--async-copy needs cp.async, sm_80 or newer; the target is " +
+            options.chip;
+    return failure();
+  }
+  if (options.maxCluster != -1 &&
+      (options.maxCluster < 1 || options.maxCluster > 8 ||
+       !llvm::isPowerOf2_64(options.maxCluster))) {
+    error = "max cluster must be 1, 2, 4 or 8";
+    return failure();
+  }
+  if (options.maxCluster > 1 && !hasClusters(options.chip)) {
+    error = "thread-block clusters need sm_90 or newer; the target is " +
             options.chip;
     return failure();
   }
@@ -147,6 +165,9 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   schedule.asyncCopy = options.asyncCopy;
   schedule.forceStreaming = options.streaming;
   schedule.stageRows = options.stageRows && options.chip != "sm_75";
+  schedule.maxCluster = options.maxCluster >= 0     ? options.maxCluster
+                        : hasClusters(options.chip) ? 8
+                                                    : 1;
   rows.addPass(createNfSelectSchedule(schedule));
   if (failed(runStage(module, rows, "rows", options, dump)))
     return failure();

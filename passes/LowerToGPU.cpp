@@ -177,6 +177,16 @@ private:
 
   // Thread coordinates.
   Value lane, rowInCta, warpInRow, laneInWarp;
+  /// The thread's lane among all threads of its row: `lane`, offset by the
+  /// CTA's rank in its cluster when CTAs share a row.
+  Value rowLane;
+
+  // Clusters (Schedule::clusterSize > 1): the CTA's rank in its cluster and
+  // a shared slot per reduction that the other CTAs read through
+  // distributed shared memory.
+  Value clusterRank;
+  std::string clusterGlobal;
+  void clusterBarrier();
 
   // Row state, reset per row.
   Value rowB, rowS, rowFrame, rowValid;
@@ -386,6 +396,16 @@ LogicalResult KernelLowering::emit(StringRef name) {
                            /*addrSpace=*/3);
   }
 
+  if (sched.clusterSize > 1) {
+    clusterGlobal = (name + "_cluster").str();
+    LLVM::GlobalOp::create(
+        b, loc,
+        LLVM::LLVMArrayType::get(b.getF32Type(),
+                                 std::max<unsigned>(1, maxReductions)),
+        /*isConstant=*/false, LLVM::Linkage::Internal, clusterGlobal,
+        Attribute(), /*alignment=*/4, /*addrSpace=*/3);
+  }
+
   auto func =
       gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(paramTypes, {}),
                              workgroupTypes, TypeRange{});
@@ -394,6 +414,10 @@ LogicalResult KernelLowering::emit(StringRef name) {
       b.getDenseI32ArrayAttr({(int32_t)sched.blockSize(), 1, 1}));
   if (!workgroupTypes.empty())
     workgroup = func.getWorkgroupAttributions().front();
+  // A 1-D cluster: the runtime launches as many CTAs per row, consecutive.
+  if (sched.clusterSize > 1)
+    func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                  b.getDenseI32ArrayAttr({(int32_t)sched.clusterSize, 1, 1}));
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&func.getBody().front());
@@ -406,6 +430,12 @@ LogicalResult KernelLowering::emit(StringRef name) {
   rowInCta = div(tid, threads);
   warpInRow = div(lane, i64c(32));
   laneInWarp = rem(lane, i64c(32));
+  rowLane = lane;
+  if (sched.clusterSize > 1) {
+    // For a cluster of (n, 1, 1), %cluster_ctarank is blockIdx.x mod n.
+    clusterRank = rem(cta, i64c(sched.clusterSize));
+    rowLane = add(mul(clusterRank, threads), lane);
+  }
 
   // Chains own consecutive CTA ranges, so each CTA runs one chain and its
   // barriers are uniform.
@@ -413,6 +443,8 @@ LogicalResult KernelLowering::emit(StringRef name) {
   Value rowsPerCta = i64c(sched.ctaRows());
   for (unsigned c = 0; c < chains.getChains().size(); ++c) {
     Value ctas = arith::CeilDivUIOp::create(b, loc, chainRows[c], rowsPerCta);
+    if (sched.clusterSize > 1)
+      ctas = mul(ctas, i64c(sched.clusterSize));
     Value end = add(ctaStart, ctas);
     Value mine = andI(
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, cta, ctaStart),
@@ -579,7 +611,10 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
   // apart; each row is set up (row offsets, select and rotary state) before
   // any is computed.
   int64_t group = sched.rowsPerThread;
-  Value first = mul(localCta, i64c(sched.rowsPerCta * group));
+  // A cluster's CTAs share one row (rows_per_cta and group are 1 then).
+  Value rowCta =
+      sched.clusterSize > 1 ? div(localCta, i64c(sched.clusterSize)) : localCta;
+  Value first = mul(rowCta, i64c(sched.rowsPerCta * group));
   auto rowIndex = [&](int64_t g) {
     return add(first, add(i64c(g * sched.rowsPerCta), rowInCta));
   };
@@ -616,7 +651,7 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     for (int64_t g = 0; g < group; ++g)
       for (int64_t k = 0; k < sched.chunksPerThread; ++k) {
         rowChunks[g].push_back(
-            makeChunk(add(i64c(k * sched.threadsPerRow), lane), numChunks));
+            makeChunk(add(i64c(k * sched.rowThreads()), rowLane), numChunks));
         rowChunks[g].back().slot = k;
       }
     if (!staged.empty())
@@ -648,6 +683,10 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
       if (g > 0)
         swapRow(rowStates[g]);
     }
+    // The other CTAs of the cluster may still read this CTA's reduction
+    // slots: none leaves before all are done.
+    if (sched.clusterSize > 1)
+      clusterBarrier();
     return success();
   }
 
@@ -1340,6 +1379,33 @@ Value KernelLowering::allReduce(Value partial, ReduceKind kind, unsigned slot) {
     }
     partial = total;
   }
+  if (sched.clusterSize > 1) {
+    // One thread per CTA publishes the CTA's result; after the cluster
+    // barrier every thread reads all of them through distributed shared
+    // memory (mapa), in rank order, so that every CTA gets the same sum.
+    auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
+    auto ptr7 = LLVM::LLVMPointerType::get(b.getContext(), 7);
+    Value base = LLVM::AddressOfOp::create(b, loc, ptr3, clusterGlobal);
+    Value mine = LLVM::GEPOp::create(b, loc, ptr3, b.getF32Type(), base,
+                                     ValueRange{i64c(slot)});
+    Value leader =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, i64c(0));
+    auto ifOp = scf::IfOp::create(b, loc, leader, false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      LLVM::StoreOp::create(b, loc, partial, mine, 4);
+    }
+    clusterBarrier();
+    Value total;
+    for (int64_t r = 0; r < sched.clusterSize; ++r) {
+      Value rank = arith::ConstantIntOp::create(b, loc, r, 32);
+      Value remote = NVVM::MapaOp::create(b, loc, ptr7, mine, rank);
+      Value part = LLVM::LoadOp::create(b, loc, b.getF32Type(), remote, 4);
+      total = total ? combine(kind, total, part) : part;
+    }
+    partial = total;
+  }
   if (kind == ReduceKind::Mean || kind == ReduceKind::MeanSq) {
     // sum * (1 / D), the reciprocal from rcp.approx and one Newton step:
     // within an ulp of sum / D, without the division subroutine.
@@ -1351,6 +1417,14 @@ Value KernelLowering::allReduce(Value partial, ReduceKind kind, unsigned slot) {
     partial = arith::MulFOp::create(b, loc, partial, r);
   }
   return partial;
+}
+
+void KernelLowering::clusterBarrier() {
+  // barrier.cluster.arrive has release and .wait acquire semantics: shared
+  // memory written before the arrive is visible to the cluster after the
+  // wait.
+  NVVM::ClusterArriveOp::create(b, loc, UnitAttr());
+  NVVM::ClusterWaitOp::create(b, loc, UnitAttr());
 }
 
 void KernelLowering::storeRow(unsigned result, Value value, Chunk &chunk) {

@@ -73,6 +73,10 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
       in at most `max-chunks` chunks per thread. Under 32 threads several
       rows share a warp (`multi_row`); 32 is one warp per row (`warp`); more
       is one CTA per row with a shared-memory step (`cta`).
+    - static D too long for 512 threads' registers, with `max-cluster` > 1
+      (nf-compile sets 8 on sm_90 and newer): `cluster`, the row shared by
+      the fewest CTAs of a thread-block cluster (2, 4 or 8) that hold it in
+      registers, reductions combined through distributed shared memory.
     - dynamic D, or a row too long for registers: `streaming`, 256 threads
       per row for a dynamic D and 1024 for a static one, the row read from
       memory once per reduction; with `stage-rows` (an option, measured no
@@ -107,6 +111,10 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
            "most 16-byte chunks of a row a thread keeps in registers">,
     Option<"forceStreaming", "streaming", "bool", /*default=*/"false",
            "stream the row from memory even when D is static">,
+    Option<"maxCluster", "max-cluster", "int64_t", /*default=*/"1",
+           "most CTAs of a thread-block cluster that may share a row too "
+           "long for one CTA's registers (sm_90+; 2, 4 or 8; 1: none, the "
+           "row is streamed)">,
     Option<"stageRows", "stage-rows", "bool", /*default=*/"false",
            "streaming schedules: stage the row in dynamic shared memory "
            "with cp.async (sm_80+) when the launch provides it">,

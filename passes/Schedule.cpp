@@ -26,7 +26,7 @@ StringRef Schedule::getKindName() const {
     return "multi_row";
   if (threadsPerRow == 32)
     return "warp";
-  return "cta";
+  return clusterSize > 1 ? "cluster" : "cta";
 }
 
 DictionaryAttr Schedule::toAttr(MLIRContext *ctx) const {
@@ -42,6 +42,9 @@ DictionaryAttr Schedule::toAttr(MLIRContext *ctx) const {
     attrs.push_back(b.getNamedAttr("async_copy", b.getBoolAttr(true)));
   if (stageRows)
     attrs.push_back(b.getNamedAttr("stage_rows", b.getBoolAttr(true)));
+  if (clusterSize != 1)
+    attrs.push_back(
+        b.getNamedAttr("cluster_size", b.getI64IntegerAttr(clusterSize)));
   // Absent means 1.
   if (rowsPerThread != 1)
     attrs.push_back(
@@ -66,7 +69,9 @@ FailureOr<Schedule> Schedule::fromKernel(KernelOp kernel) {
       !get("rows_per_cta", s.rowsPerCta) || !get("chunk", s.chunk) ||
       !get("chunks_per_thread", s.chunksPerThread))
     return kernel.emitOpError("malformed ") << getAttrName() << ": " << dict;
-  if (dict.get("rows_per_thread") && !get("rows_per_thread", s.rowsPerThread))
+  if ((dict.get("rows_per_thread") &&
+       !get("rows_per_thread", s.rowsPerThread)) ||
+      (dict.get("cluster_size") && !get("cluster_size", s.clusterSize)))
     return kernel.emitOpError("malformed ") << getAttrName() << ": " << dict;
   for (auto [name, field] :
        {std::pair<StringRef, bool *>{"async_copy", &s.asyncCopy},
@@ -84,13 +89,18 @@ FailureOr<Schedule> Schedule::fromKernel(KernelOp kernel) {
       (s.threadsPerRow > 32 && s.threadsPerRow % 32 != 0) ||
       !llvm::isPowerOf2_64(s.chunk) || s.chunksPerThread < 0 ||
       s.rowsPerThread < 1 || s.rowsPerThread > 8 ||
-      (s.stageRows && s.isRegisterResident()))
+      (s.stageRows && s.isRegisterResident()) ||
+      !llvm::isPowerOf2_64(s.clusterSize) || s.clusterSize > 8 ||
+      (s.clusterSize > 1 &&
+       (!s.isRegisterResident() || s.threadsPerRow < 32 || s.rowsPerCta != 1 ||
+        s.rowsPerThread != 1 || s.asyncCopy)))
     return kernel.emitOpError("invalid ")
            << getAttrName() << " " << dict
            << ": threads_per_row must be a power of two <= 1024, the block "
               "(threads_per_row * rows_per_cta) at most 1024 threads, "
               "rows_per_thread 1 to 8, stage_rows only on a streaming "
-              "schedule";
+              "schedule, cluster_size a power of two <= 8 and only for one "
+              "register-resident row of at least a warp per CTA";
   return s;
 }
 
@@ -212,9 +222,32 @@ struct NfSelectSchedulePass
           s.threadsPerRow *= 2;
       }
       s.chunksPerThread = llvm::divideCeil(vectors, s.threadsPerRow);
-      // Too long a row for registers: stream it instead of spilling.
-      if (s.chunksPerThread > maxChunks && threadsPerRow == 0)
-        streaming = tooLong = true;
+      // Too long a row for one CTA's registers: share it among the CTAs of
+      // a cluster where the target has them, else stream it.
+      // Not with rotary embedding: a partner element may live in another
+      // CTA, and an in-place result would race with its read.
+      bool rope = false;
+      kernel.walk([&](RopeOp) { rope = true; });
+      int64_t clusterLimit = rope ? 1 : maxCluster;
+      // Cluster CTAs of 256 threads: with 512, the cluster's own
+      // registers (rank, remote addresses) on top of 4 chunks passed the
+      // 128 a 512-thread CTA allows (ptxas spilled 28 bytes).
+      if (s.chunksPerThread > maxChunks && threadsPerRow == 0) {
+        const int64_t ctaThreads = 256;
+        auto chunksWith = [&](int64_t cluster) {
+          return (int64_t)llvm::divideCeil(vectors, ctaThreads * cluster);
+        };
+        int64_t cluster = 2;
+        while (cluster < clusterLimit && chunksWith(cluster) > maxChunks)
+          cluster *= 2;
+        if (cluster <= clusterLimit && chunksWith(cluster) <= maxChunks) {
+          s.threadsPerRow = ctaThreads;
+          s.clusterSize = cluster;
+          s.chunksPerThread = chunksWith(cluster);
+        } else {
+          streaming = tooLong = true;
+        }
+      }
     }
     // Streamed rows: 256 threads, measured best for a dynamic D at
     // D = 3072 on an H100 (77% of the copy floor against 66% with 512 and
@@ -222,6 +255,7 @@ struct NfSelectSchedulePass
     // (D = 49152 / 65536: 61 / 75% against 44 / 69% with 256;
     // docs/benchmarks.md).
     if (streaming) {
+      s.clusterSize = 1;
       s.threadsPerRow = threadsPerRow > 0 ? (int64_t)threadsPerRow
                         : tooLong         ? 1024
                                           : 256;
@@ -253,9 +287,23 @@ struct NfSelectSchedulePass
     // resident CTAs hiding more of each row's reduction latency.
     s.rowsPerCta = rowsPerCta > 0 ? (int64_t)rowsPerCta
                                   : std::max<int64_t>(1, 128 / s.threadsPerRow);
+    // A cluster shares one row per CTA; forced options that ask otherwise
+    // get the streaming schedule instead.
+    if (s.clusterSize > 1 &&
+        (s.rowsPerThread != 1 || s.asyncCopy || s.rowsPerCta != 1)) {
+      s.clusterSize = 1;
+      s.chunksPerThread = 0;
+      s.threadsPerRow = 1024;
+      s.rowsPerThread = 1;
+      s.asyncCopy = false;
+      s.rowsPerCta = rowsPerCta > 0 ? (int64_t)rowsPerCta : 1;
+    }
     if (rowsPerThread < 0 || rowsPerThread > 8)
       return kernel.emitOpError("rows-per-thread must be 1 to 8, found ")
              << rowsPerThread;
+    if (maxCluster < 1 || maxCluster > 8 || !llvm::isPowerOf2_64(maxCluster))
+      return kernel.emitOpError("max-cluster must be 1, 2, 4 or 8, found ")
+             << maxCluster;
     if (!llvm::isPowerOf2_64(s.threadsPerRow) || s.threadsPerRow > 1024 ||
         s.blockSize() > 1024)
       return kernel.emitOpError("schedule of ")

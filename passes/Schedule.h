@@ -42,12 +42,19 @@ struct Schedule {
   /// launch provides the memory; otherwise it re-reads them from global
   /// memory per pass.
   bool stageRows = false;
+  /// CTAs that share one row (a thread-block cluster, sm_90+): each holds
+  /// its part in registers and the reductions combine the CTAs' partial
+  /// results through distributed shared memory. 1: no cluster.
+  int64_t clusterSize = 1;
 
   int64_t blockSize() const { return threadsPerRow * rowsPerCta; }
-  /// Rows one CTA covers (what the runtime divides the rows by).
+  /// Rows one CTA covers (what the runtime divides the rows by); with a
+  /// cluster, one row takes `clusterSize` CTAs.
   int64_t ctaRows() const { return rowsPerCta * rowsPerThread; }
+  /// Threads that share one row, across the CTAs of a cluster.
+  int64_t rowThreads() const { return threadsPerRow * clusterSize; }
   bool isRegisterResident() const { return chunksPerThread > 0; }
-  /// "multi_row", "warp", "cta", "staged" or "streaming".
+  /// "multi_row", "warp", "cta", "cluster", "staged" or "streaming".
   StringRef getKindName() const;
 
   static StringRef getAttrName() { return "nf.schedule"; }

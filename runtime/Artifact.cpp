@@ -239,6 +239,10 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
       if (!parseInt(w[1], kernel->blockSize) ||
           !parseInt(w[3], kernel->sharedBytes))
         return fail("malformed block");
+    } else if (key == "cluster" && need(2)) {
+      if (!parseInt(w[1], kernel->clusterSize) || kernel->clusterSize < 1 ||
+          kernel->clusterSize > 8)
+        return fail("malformed cluster");
     } else if (key == "stage" && need(2)) {
       if (!parseInt(w[1], kernel->stageBytesPerElement) ||
           kernel->stageBytesPerElement < 0)

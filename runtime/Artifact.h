@@ -62,6 +62,9 @@ struct KernelInfo {
   /// Staged schedules: dynamic shared memory per row and element of D that
   /// lets the vectorized variant stage its rows (0: none).
   int stageBytesPerElement = 0;
+  /// CTAs per row (a thread-block cluster, launched as consecutive CTAs);
+  /// 1 without clusters.
+  int clusterSize = 1;
   int64_t rowLength = -1;         ///< static D, or -1
   std::string vectorizedFunction; ///< empty when there is none
   std::string generalFunction;

@@ -267,7 +267,8 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
                            std::to_string(sizes.s[c]) +
                            " rows; at most 2^31 - 1 rows per launch");
     rows[c] = sizes.b[c] * sizes.s[c];
-    totalCtas += (rows[c] + kernel.rowsPerCta - 1) / kernel.rowsPerCta;
+    totalCtas += (rows[c] + kernel.rowsPerCta - 1) / kernel.rowsPerCta *
+                 kernel.clusterSize;
   }
   if (totalCtas > 0x7fffffffu)
     return Status::error(where() + "too many rows for one launch");

@@ -10,8 +10,13 @@
 // RUN: nf-compile %s --sm sm_90 --dim D=4096 --emit=ptx | FileCheck %s --check-prefix=CTA
 // D left dynamic: the row is streamed, 256 threads per row:
 // RUN: nf-compile %s --sm sm_80 --emit=ptx | FileCheck %s --check-prefix=STREAM
-// D fixed but too long for registers: streamed by 1024 threads:
-// RUN: nf-compile %s --sm sm_90 --dim D=32768 --emit=ptx | FileCheck %s --check-prefix=LONG
+// D fixed but too long for one CTA's registers: on sm_90, a cluster of 4
+// CTAs of 256 threads shares the row (distributed shared memory for the
+// reduction); without clusters (sm_80, or --max-cluster 1) it is streamed
+// by 1024 threads.
+// RUN: nf-compile %s --sm sm_90 --dim D=32768 --emit=ptx | FileCheck %s --check-prefix=CLUSTER
+// RUN: nf-compile %s --sm sm_80 --dim D=32768 --emit=ptx | FileCheck %s --check-prefix=LONG
+// RUN: nf-compile %s --sm sm_90 --dim D=32768 --max-cluster 1 --emit=ptx | FileCheck %s --check-prefix=LONG
 // --stage-rows: when the launch gives enough dynamic shared memory, x's row
 // is copied there with cp.async once and the reduction and the output pass
 // read it back; else the streaming passes.
@@ -67,6 +72,20 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 // LONG: ld.global.nc.v4.b32
 // LONG: bar.sync
 // LONG: st.global.v4.b32
+
+// CLUSTER-LABEL: .entry rms(
+// CLUSTER: .maxntid 256, 1, 1
+// CLUSTER: .reqnctapercluster 4, 1, 1
+// CLUSTER: ld.global.nc.v4.b32
+// CLUSTER: shfl.sync.bfly.b32
+// CLUSTER: bar.sync
+// CLUSTER: barrier.cluster.arrive;
+// CLUSTER-NEXT: barrier.cluster.wait;
+// CLUSTER: mapa.shared::cluster.u64
+// CLUSTER: ld.shared::cluster.b32
+// CLUSTER: st.global.v4.b32
+// CLUSTER: barrier.cluster.arrive;
+// CLUSTER-LABEL: .entry rms_general(
 
 // STAGED: .extern .shared .align 16 .b8 rms_rows[];
 // STAGED-LABEL: .entry rms(

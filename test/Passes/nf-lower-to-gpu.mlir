@@ -174,3 +174,43 @@ nf.kernel @rms_staged(%x: tensor<?x?x?xbf16>, %g: tensor<?x?x?xbf16>)
   %zb = nf.cast %z : !nf.row<f32> to !nf.row<bf16>
   nf.return %zb : !nf.row<bf16>
 }
+
+// -----
+
+// A cluster of 2 CTAs shares each row: the function asks for clusters of
+// (2, 1, 1), a row takes two consecutive CTAs (rank = block id mod 2, the
+// thread's row lane rank * 64 + lane), and after the CTA's own reduction
+// one thread publishes it, the cluster synchronizes, and every thread adds
+// the published values of ranks 0 and 1 through distributed shared memory.
+// A last cluster barrier keeps a CTA's slots alive until all have read them.
+// CHECK: llvm.mlir.global internal @rms_cl_cluster() {addr_space = 3 : i32, alignment = 4 : i64} : !llvm.array<1 x f32>
+// CHECK-LABEL: gpu.func @rms_cl(
+// CHECK-SAME: nvvm.cluster_dim = array<i32: 2, 1, 1>
+// CHECK: gpu.barrier
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<3>
+// CHECK: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK: nvvm.mapa %{{.*}}, %c0_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<7> -> f32
+// CHECK: nvvm.mapa %{{.*}}, %c1_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK: llvm.store
+// CHECK: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK: gpu.return
+// CHECK-LABEL: gpu.func @rms_cl_general(
+// CHECK-SAME: nvvm.cluster_dim = array<i32: 2, 1, 1>
+nf.kernel @rms_cl(%x: tensor<?x?x1024xbf16>) -> tensor<?x?x1024xbf16>
+    attributes {nf.schedule = {chunk = 8 : i64, chunks_per_thread = 1 : i64,
+                               cluster_size = 2 : i64, kind = "cluster",
+                               rows_per_cta = 1 : i64,
+                               threads_per_row = 64 : i64}} {
+  %eps = nf.constant 1.000000e-06 : f32
+  %xb = nf.load %x [B, S, D] : tensor<?x?x1024xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
+  %v = nf.add %ms, %eps : f32
+  %r = nf.rsqrt %v : f32
+  %y = nf.mul %xf, %r : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}

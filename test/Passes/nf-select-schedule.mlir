@@ -4,6 +4,8 @@
 // RUN: nf-opt %s -split-input-file -nf-select-schedule=streaming | FileCheck %s --check-prefix=STREAM
 // RUN: nf-opt %s -split-input-file -nf-select-schedule="rows-per-thread=3" | FileCheck %s --check-prefix=RPT
 // RUN: nf-opt %s -split-input-file -nf-select-schedule="stage-rows=true" | FileCheck %s --check-prefix=STAGE
+// RUN: nf-opt %s -split-input-file -nf-select-schedule="max-cluster=8" | FileCheck %s --check-prefix=CLUSTER
+// RUN: nf-opt %s -split-input-file -nf-select-schedule="max-cluster=2" | FileCheck %s --check-prefix=CLUSTER2
 
 // bf16, D = 128: 16 chunks of 8 -> 16 threads, one chunk each, 8 row
 // groups per 128-thread CTA, two rows per thread group (rows shorter than a
@@ -74,6 +76,15 @@ nf.kernel @any_norm(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
 // CHECK-SAME: chunks_per_thread = 4 : i64, kind = "cta", rows_per_cta = 1 : i64, threads_per_row = 512 : i64
 // CHECK-LABEL: nf.kernel @long32k
 // CHECK-SAME: chunks_per_thread = 0 : i64, kind = "streaming", rows_per_cta = 1 : i64, threads_per_row = 1024 : i64
+// With clusters (nf-compile allows 8 on sm_90+): 4096 chunks over CTAs of
+// 256 threads, 4 chunks each: 4 CTAs per row. Allowed only 2: streamed.
+// CLUSTER-LABEL: nf.kernel @long16k
+// CLUSTER-SAME: kind = "cta"
+// CLUSTER-LABEL: nf.kernel @long32k
+// CLUSTER-SAME: chunks_per_thread = 4 : i64, cluster_size = 4 : i64, kind = "cluster", rows_per_cta = 1 : i64, threads_per_row = 256 : i64
+// CLUSTER2-LABEL: nf.kernel @long32k
+// CLUSTER2-SAME: kind = "streaming"
+// CLUSTER2-NOT: cluster_size
 nf.kernel @long16k(%x: tensor<?x?x16384xbf16>) -> tensor<?x?x16384xbf16> {
   %r = nf.load %x [B, S, D] : tensor<?x?x16384xbf16>
   nf.return %r : !nf.row<bf16>

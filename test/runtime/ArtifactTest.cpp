@@ -118,6 +118,18 @@ TEST(ArtifactTest, ReadsStagedRows) {
   EXPECT_EQ(artifact.kernels[0].stageBytesPerElement, 2);
 }
 
+TEST(ArtifactTest, ReadsCluster) {
+  // D = 32768 on sm_90: 4096 chunks over 4 CTAs of 256 threads.
+  Artifact artifact = loadArtifact("fused_d32768");
+  const KernelInfo &k = artifact.kernels[0];
+  EXPECT_EQ(k.schedule, "cluster");
+  EXPECT_EQ(k.clusterSize, 4);
+  EXPECT_EQ(k.rowsPerCta, 1);
+  EXPECT_EQ(k.blockSize, 256);
+  // Without clusters the count is 1.
+  EXPECT_EQ(loadArtifact("fused_d3072").kernels[0].clusterSize, 1);
+}
+
 TEST(ArtifactTest, ReadsStaticRowLength) {
   Artifact artifact = loadArtifact("fused_d3072");
   ASSERT_EQ(artifact.kernels.size(), 1u);
@@ -394,6 +406,8 @@ TEST(ArtifactTest, GarbageNumbers) {
                  4, "malformed schedule");
   expectRejected(withLine(5, "block 25x6 shared 0"), 5, "malformed block");
   expectRejected(withLine(6, "stage -2"), 6, "malformed stage");
+  expectRejected(withLine(6, "cluster 0"), 6, "malformed cluster");
+  expectRejected(withLine(6, "cluster 16"), 6, "malformed cluster");
   expectRejected(withLine(6, "stage two"), 6, "malformed stage");
   expectRejected(withLine(5, "block 99999999999 shared 0"), 5,
                  "malformed block");

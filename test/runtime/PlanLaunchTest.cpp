@@ -113,6 +113,24 @@ TEST_F(FusedTest, ValidLaunch) {
   EXPECT_EQ(plan.stageBytes, 0);
 }
 
+TEST(ClusterTest, ClusterSizeCtasPerRow) {
+  Artifact artifact = loadArtifact("fused_d32768");
+  const KernelInfo &k = artifact.kernels[0];
+  ASSERT_EQ(k.clusterSize, 4);
+  FakeMemory mem;
+  Launch launch;
+  launch.args = {tensorValue(mem.tensor(BF16, {2, 5, 32768})),
+                 tensorValue(mem.tensor(BF16, {2, 5, 32768})),
+                 tensorValue(mem.tensor(F32, {2, 1, 32768})),
+                 tensorValue(mem.tensor(F32, {32768}))};
+  launch.results = {mem.tensor(BF16, {2, 5, 32768})};
+  LaunchPlan plan;
+  ASSERT_TRUE(launch.plan(k, plan).ok());
+  // 10 rows, 4 consecutive CTAs each.
+  EXPECT_EQ(plan.grid, 40u);
+  EXPECT_EQ(plan.block, 256u);
+}
+
 TEST(StagedTest, SharedMemoryForTheRows) {
   // nf-compile --stage-rows: a row of residual (bf16) per CTA row, for the
   // vectorized variant only.

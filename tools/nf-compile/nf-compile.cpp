@@ -95,6 +95,12 @@ static cl::opt<int64_t> rowsPerThread(
              "together (register-resident schedules; 1 to 8; default: 2 "
              "for rows shorter than a warp, else 1)"),
     cl::init(0), cl::cat(category));
+static cl::opt<int64_t> maxCluster(
+    "max-cluster",
+    cl::desc("Most CTAs of a thread-block cluster that may share a row too "
+             "long for one CTA's registers: 2, 4 or 8 (default 8 on sm_90 "
+             "and newer; 1: stream such rows instead)"),
+    cl::init(-1), cl::cat(category));
 static cl::opt<int64_t> minCtasPerSm(
     "min-ctas-per-sm",
     cl::desc("Ask ptxas to fit at least N CTAs per SM (.minnctapersm on "
@@ -197,6 +203,7 @@ int main(int argc, char **argv) {
   options.streaming = streaming;
   options.stageRows = stageRows;
   options.minCtasPerSmAll = minCtasPerSm;
+  options.maxCluster = maxCluster;
   for (StringRef dim : dims) {
     auto [name, value] = dim.split('=');
     int64_t size;
