@@ -412,8 +412,15 @@ LogicalResult KernelLowering::emit(StringRef name) {
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   func.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({(int32_t)sched.blockSize(), 1, 1}));
-  if (!workgroupTypes.empty())
+  if (!workgroupTypes.empty()) {
     workgroup = func.getWorkgroupAttributions().front();
+    // The partials are read back 16 bytes at a time (LLVM merges the
+    // loads), so the buffer must be 16-byte aligned: it was only by luck
+    // while it was the first shared variable (a cluster kernel's slots
+    // before it gave a misaligned-address fault on the H100).
+    func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
+                                     b.getI64IntegerAttr(16));
+  }
   // A 1-D cluster: the runtime launches as many CTAs per row, consecutive.
   if (sched.clusterSize > 1)
     func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
