@@ -75,11 +75,11 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 
 // The cross-warp scratch is read 16 bytes at a time: 16-byte aligned even
 // behind the cluster's slots.
-// CLUSTER: .shared .align 4 .b8 rms_cluster[4];
-// CLUSTER: .shared .align 16 .b8 __wg_rms_0[
 // CLUSTER-LABEL: .entry rms(
 // CLUSTER: .maxntid 256, 1, 1
 // CLUSTER: .reqnctapercluster 4, 1, 1
+// CLUSTER: .shared .align 4 .b8 rms_cluster[4];
+// CLUSTER: .shared .align 16 .b8 __wg_rms_0[
 // CLUSTER: ld.global.nc.v4.b32
 // CLUSTER: shfl.sync.bfly.b32
 // CLUSTER: bar.sync
