@@ -705,14 +705,18 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     emitStagedOrStreamedRow(c, rowStates, reductions, outputs, numChunks);
   else
     emitStreamedRows(c, group, rowStates, reductions, outputs, numChunks);
+  if (sched.clusterSize > 1)
+    clusterBarrier();
   return success();
 }
 
 scf::ForOp KernelLowering::chunkLoop(
     Value numChunks, ValueRange init,
     function_ref<SmallVector<Value>(Chunk &, ValueRange)> body) {
-  auto loop = scf::ForOp::create(b, loc, lane, numChunks,
-                                 i64c(sched.threadsPerRow), init);
+  // With a cluster (the general variant of a cluster schedule streams),
+  // the row's chunks are spread over all CTAs of the cluster.
+  auto loop = scf::ForOp::create(b, loc, rowLane, numChunks,
+                                 i64c(sched.rowThreads()), init);
   OpBuilder::InsertionGuard guard(b);
   // The builder adds an empty yield when there are no iteration values.
   if (!loop.getBody()->empty())

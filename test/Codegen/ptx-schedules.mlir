@@ -89,7 +89,6 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 // CLUSTER: ld.shared::cluster.b32
 // CLUSTER: st.global.v4.b32
 // CLUSTER: barrier.cluster.arrive;
-// CLUSTER-LABEL: .entry rms_general(
 
 // STAGED: .extern .shared .align 16 .b8 rms_rows[];
 // STAGED-LABEL: .entry rms(
@@ -106,3 +105,11 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 
 // NOSTAGE-NOT: cp.async
 // NOSTAGE-NOT: dynamic_smem_size
+
+// The general variant of a cluster schedule streams its elements, spread
+// over the cluster's CTAs like the chunks; one cluster barrier per
+// reduction and one before exit.
+// CLUSTER-LABEL: .entry rms_general(
+// CLUSTER: .reqnctapercluster 4, 1, 1
+// CLUSTER-COUNT-2: barrier.cluster.arrive;
+// CLUSTER-NOT: barrier.cluster.arrive;
