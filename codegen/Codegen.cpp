@@ -91,9 +91,8 @@ LogicalResult mlir::nf::validateCodegenOptions(const CodegenOptions &options,
             options.chip;
     return failure();
   }
-  if (options.maxCluster != -1 &&
-      (options.maxCluster < 1 || options.maxCluster > 8 ||
-       !llvm::isPowerOf2_64(options.maxCluster))) {
+  if (options.maxCluster < 1 || options.maxCluster > 8 ||
+      !llvm::isPowerOf2_64(options.maxCluster)) {
     error = "max cluster must be 1, 2, 4 or 8";
     return failure();
   }
@@ -165,9 +164,7 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   schedule.asyncCopy = options.asyncCopy;
   schedule.forceStreaming = options.streaming;
   schedule.stageRows = options.stageRows && options.chip != "sm_75";
-  schedule.maxCluster = options.maxCluster >= 0     ? options.maxCluster
-                        : hasClusters(options.chip) ? 8
-                                                    : 1;
+  schedule.maxCluster = options.maxCluster;
   rows.addPass(createNfSelectSchedule(schedule));
   if (failed(runStage(module, rows, "rows", options, dump)))
     return failure();

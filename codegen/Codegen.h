@@ -41,8 +41,8 @@ struct CodegenOptions {
   /// never on sm_75, which lacks it).
   bool stageRows = false;
   /// Most CTAs of a cluster that may share a row too long for one CTA
-  /// (-1: 8 on sm_90 and newer, else 1; 1: never).
-  int64_t maxCluster = -1;
+  /// (1: never, the default: measured slower than streaming such rows).
+  int64_t maxCluster = 1;
   /// Occupancy asked of ptxas per generated function: emitted as
   /// `.minnctapersm` (nvvm.minctasm). nf-compile fills it for the functions
   /// ptxas spilled (see --avoid-spills); empty by default.

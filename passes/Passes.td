@@ -74,7 +74,8 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
       rows share a warp (`multi_row`); 32 is one warp per row (`warp`); more
       is one CTA per row with a shared-memory step (`cta`).
     - static D too long for 512 threads' registers, with `max-cluster` > 1
-      (nf-compile sets 8 on sm_90 and newer): `cluster`, the row shared by
+      (an option, sm_90 and newer; measured slower than streaming):
+      `cluster`, the row shared by
       the fewest CTAs of a thread-block cluster (2, 4 or 8) that hold it in
       registers, reductions combined through distributed shared memory.
     - dynamic D, or a row too long for registers: `streaming`, 256 threads

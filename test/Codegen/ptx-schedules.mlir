@@ -10,13 +10,11 @@
 // RUN: nf-compile %s --sm sm_90 --dim D=4096 --emit=ptx | FileCheck %s --check-prefix=CTA
 // D left dynamic: the row is streamed, 256 threads per row:
 // RUN: nf-compile %s --sm sm_80 --emit=ptx | FileCheck %s --check-prefix=STREAM
-// D fixed but too long for one CTA's registers: on sm_90, a cluster of 4
-// CTAs of 256 threads shares the row (distributed shared memory for the
-// reduction); without clusters (sm_80, or --max-cluster 1) it is streamed
-// by 1024 threads.
-// RUN: nf-compile %s --sm sm_90 --dim D=32768 --emit=ptx | FileCheck %s --check-prefix=CLUSTER
-// RUN: nf-compile %s --sm sm_80 --dim D=32768 --emit=ptx | FileCheck %s --check-prefix=LONG
-// RUN: nf-compile %s --sm sm_90 --dim D=32768 --max-cluster 1 --emit=ptx | FileCheck %s --check-prefix=LONG
+// D fixed but too long for one CTA's registers: streamed by 1024 threads;
+// with --max-cluster 8 (sm_90+), a cluster of 4 CTAs of 256 threads shares
+// the row (distributed shared memory for the reductions).
+// RUN: nf-compile %s --sm sm_90 --dim D=32768 --emit=ptx | FileCheck %s --check-prefix=LONG
+// RUN: nf-compile %s --sm sm_90 --dim D=32768 --max-cluster 8 --emit=ptx | FileCheck %s --check-prefix=CLUSTER
 // --stage-rows: when the launch gives enough dynamic shared memory, x's row
 // is copied there with cp.async once and the reduction and the output pass
 // read it back; else the streaming passes.

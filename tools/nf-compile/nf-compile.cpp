@@ -97,10 +97,12 @@ static cl::opt<int64_t> rowsPerThread(
     cl::init(0), cl::cat(category));
 static cl::opt<int64_t> maxCluster(
     "max-cluster",
-    cl::desc("Most CTAs of a thread-block cluster that may share a row too "
-             "long for one CTA's registers: 2, 4 or 8 (default 8 on sm_90 "
-             "and newer; 1: stream such rows instead)"),
-    cl::init(-1), cl::cat(category));
+    cl::desc("Let up to N CTAs of a thread-block cluster (2, 4 or 8; sm_90 "
+             "and newer) share a row too long for one CTA's registers, the "
+             "reductions combined through distributed shared memory "
+             "(default 1: such rows are streamed, measured faster; "
+             "docs/Rationale.md)"),
+    cl::init(1), cl::cat(category));
 static cl::opt<int64_t> minCtasPerSm(
     "min-ctas-per-sm",
     cl::desc("Ask ptxas to fit at least N CTAs per SM (.minnctapersm on "
