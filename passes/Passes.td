@@ -137,10 +137,15 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     ranges, so barriers stay uniform). A thread owns chunks `lane`,
     `lane + T`, ... of its row. Reductions accumulate in f32: a partial per
     thread, a butterfly of `gpu.shuffle xor` inside the row's lanes, then a
-    shared-memory step across the warps of a CTA row. LayerNorm's two
-    reductions run as two passes over the register-resident row. Modulation
-    operands are loaded per row; `select_load` loads only the chosen operand;
-    the rotary partner of an element is recomputed from its own inputs.
+    shared-memory step across the warps of a CTA row, and for a `cluster`
+    schedule a step across the cluster's CTAs through distributed shared
+    memory. LayerNorm's two reductions run as two passes over the
+    register-resident row (a `streaming` row is re-read per pass; a `staged`
+    one is copied into dynamic shared memory with `cp.async` first, when the
+    launch provides it). Modulation operands are loaded per row;
+    `select_load` loads only the chosen operand; a rotary partner in another
+    lane of the warp is exchanged with `gpu.shuffle xor`, otherwise it is
+    recomputed from its own inputs.
 
     ```mlir
     gpu.module @nf_kernels {
