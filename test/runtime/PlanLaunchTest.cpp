@@ -66,6 +66,17 @@ void expectParams(const KernelInfo &kernel, const Launch &launch,
 // weight [D] f32; one [B, S, D] bf16 result.
 //===----------------------------------------------------------------------===//
 
+/// Dense operands of fused_add_gate_norm for [b, s, d] rows.
+Launch fusedLaunch(FakeMemory &mem, int64_t b, int64_t s, int64_t d) {
+  Launch launch;
+  launch.args = {tensorValue(mem.tensor(BF16, {b, s, d})),
+                 tensorValue(mem.tensor(BF16, {b, s, d})),
+                 tensorValue(mem.tensor(F32, {b, 1, d})),
+                 tensorValue(mem.tensor(F32, {d}))};
+  launch.results = {mem.tensor(BF16, {b, s, d})};
+  return launch;
+}
+
 class FusedTest : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -118,12 +129,7 @@ TEST(ClusterTest, ClusterSizeCtasPerRow) {
   const KernelInfo &k = artifact.kernels[0];
   ASSERT_EQ(k.clusterSize, 4);
   FakeMemory mem;
-  Launch launch;
-  launch.args = {tensorValue(mem.tensor(BF16, {2, 5, 32768})),
-                 tensorValue(mem.tensor(BF16, {2, 5, 32768})),
-                 tensorValue(mem.tensor(F32, {2, 1, 32768})),
-                 tensorValue(mem.tensor(F32, {32768}))};
-  launch.results = {mem.tensor(BF16, {2, 5, 32768})};
+  Launch launch = fusedLaunch(mem, 2, 5, 32768);
   LaunchPlan plan;
   ASSERT_TRUE(launch.plan(k, plan).ok());
   // 10 rows, 4 consecutive CTAs each.
@@ -137,15 +143,7 @@ TEST(StagedTest, SharedMemoryForTheRows) {
   Artifact artifact = loadArtifact("fused_staged");
   const KernelInfo &k = artifact.kernels[0];
   FakeMemory mem;
-  auto make = [&](int64_t d) {
-    Launch launch;
-    launch.args = {tensorValue(mem.tensor(BF16, {2, 5, d})),
-                   tensorValue(mem.tensor(BF16, {2, 5, d})),
-                   tensorValue(mem.tensor(F32, {2, 1, d})),
-                   tensorValue(mem.tensor(F32, {d}))};
-    launch.results = {mem.tensor(BF16, {2, 5, d})};
-    return launch;
-  };
+  auto make = [&](int64_t d) { return fusedLaunch(mem, 2, 5, d); };
   for (int64_t d : {1536, 65536}) {
     Launch launch = make(d);
     LaunchPlan plan;
@@ -452,15 +450,7 @@ TEST(StaticDTest, CompiledRowLength) {
   const KernelInfo &kernel = artifact.kernels[0];
   ASSERT_EQ(kernel.rowLength, 3072);
   FakeMemory mem;
-  auto make = [&](int64_t d) {
-    Launch launch;
-    launch.args = {tensorValue(mem.tensor(BF16, {2, 5, d})),
-                   tensorValue(mem.tensor(BF16, {2, 5, d})),
-                   tensorValue(mem.tensor(F32, {2, 1, d})),
-                   tensorValue(mem.tensor(F32, {d}))};
-    launch.results = {mem.tensor(BF16, {2, 5, d})};
-    return launch;
-  };
+  auto make = [&](int64_t d) { return fusedLaunch(mem, 2, 5, d); };
   LaunchPlan plan;
   Status status = make(3072).plan(kernel, plan);
   ASSERT_TRUE(status.ok()) << status.message();
