@@ -102,7 +102,7 @@ LogicalResult mlir::nf::validateCodegenOptions(const CodegenOptions &options,
     return failure();
   }
   if (options.minCtasPerSmAll < 0 || options.minCtasPerSmAll > 32) {
-    error = "min CTAs per SM must be from 1 to 32";
+    error = "min CTAs per SM must be from 0 (none) to 32";
     return failure();
   }
   if (options.rowsPerThread < 0 || options.rowsPerThread > 8) {
