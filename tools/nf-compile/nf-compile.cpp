@@ -150,11 +150,13 @@ static void printPtxasSummary(StringRef log,
 /// same registers without spilling, then for one CTA fewer at a time. The
 /// module is recompiled from `pristine` each round; `ptx` and `module` end
 /// with the last compile. Gives up (keeping the spill) at one CTA per SM or
-/// after a few rounds.
+/// after a few rounds. When the final `ptx` was assembled, `cubinOut` and
+/// `logOut` hold that assembly (so that --cubin and --ptxas-info need not
+/// run ptxas again); otherwise they are left empty.
 static LogicalResult avoidSpills(ModuleOp pristine,
                                  OwningOpRef<ModuleOp> &module,
-                                 nf::CodegenOptions &options,
-                                 std::string &ptx) {
+                                 nf::CodegenOptions &options, std::string &ptx,
+                                 std::string &cubinOut, std::string &logOut) {
   for (int round = 0; round < 4; ++round) {
     std::string cubinData, log;
     if (failed(nf::runPtxas(cudaPath, ptx, chip, /*verbose=*/true, cubinData,
@@ -175,8 +177,11 @@ static LogicalResult avoidSpills(ModuleOp pristine,
       options.minCtasPerSm[f.name] = ctas;
       changed = true;
     }
-    if (!changed)
+    if (!changed) {
+      cubinOut = std::move(cubinData);
+      logOut = std::move(log);
       return success();
+    }
     module = pristine.clone();
     FailureOr<std::string> next = nf::compileToPTX(*module, options);
     if (failed(next))
@@ -274,6 +279,8 @@ int main(int argc, char **argv) {
   // its result is the output.
   OwningOpRef<ModuleOp> pristine = module->clone();
   FailureOr<std::string> ptx = failure();
+  // ptxas's output for `ptx`, when the spill check already has it.
+  std::string cubinData, log;
   if (avoidSpillsOption) {
     std::string ptxasPath = nf::getPtxasPath(cudaPath);
     bool havePtxas = sys::fs::can_execute(ptxasPath);
@@ -291,12 +298,16 @@ int main(int argc, char **argv) {
         trialPtx = nf::compileToPTX(*trial, quiet);
       }
       if (succeeded(trialPtx)) {
-        if (failed(avoidSpills(*pristine, trial, quiet, *trialPtx)))
+        std::string trialCubin, trialLog;
+        if (failed(avoidSpills(*pristine, trial, quiet, *trialPtx, trialCubin,
+                               trialLog)))
           return 1;
         options.minCtasPerSm = quiet.minCtasPerSm;
         if (options.dumpStage.empty()) {
           module = std::move(trial);
           ptx = std::move(trialPtx);
+          cubinData = std::move(trialCubin);
+          log = std::move(trialLog);
         }
       }
     }
@@ -316,8 +327,13 @@ int main(int argc, char **argv) {
   if (failed(ptx))
     return 1;
 
-  std::string cubinData, log;
-  if (cubin || ptxasInfo) {
+  // The spill check ran ptxas with -v, whose cubin differs in bytes from a
+  // plain run's: reused only where --ptxas-info asks for -v anyway.
+  if (!ptxasInfo) {
+    cubinData.clear();
+    log.clear();
+  }
+  if ((cubin || ptxasInfo) && log.empty()) {
     if (failed(nf::runPtxas(cudaPath, *ptx, chip, ptxasInfo, cubinData, log)))
       return fail("ptxas rejected the PTX:\n" + log);
   }
