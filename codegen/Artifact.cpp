@@ -129,31 +129,29 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
                                       StringRef ptx, StringRef torchSource,
                                       std::optional<StringRef> cubin,
                                       llvm::raw_ostream &os) {
-  os << "normfuse-artifact 1\n";
+  os << "normfuse-artifact 2\n";
   os << "target " << chip << "\n";
   for (KernelOp kernel : module.getOps<KernelOp>()) {
-    FailureOr<Schedule> schedule = Schedule::fromKernel(kernel);
-    if (failed(schedule))
+    FailureOr<SmallVector<VariantAttr>> variants = getVariants(kernel);
+    if (failed(variants))
       return failure();
     ChainAnalysis chains(kernel);
     os << "kernel " << kernel.getSymName() << "\n";
-    os << "schedule " << schedule->getKindName() << " threads_per_row "
-       << schedule->threadsPerRow << " rows_per_cta " << schedule->ctaRows()
-       << " chunk " << schedule->chunk << " chunks_per_thread "
-       << schedule->chunksPerThread << "\n";
-    os << "block " << schedule->blockSize() << " shared "
-       << sharedMemoryBytes(kernel, *schedule, chains) << "\n";
-    auto vectorized = kernel->getAttrOfType<BoolAttr>("nf.vectorized_variant");
-    if (schedule->clusterSize > 1)
-      os << "cluster " << schedule->clusterSize << "\n";
-    if (int64_t stage = getStageBytesPerElement(kernel, *schedule);
-        stage > 0 && vectorized && vectorized.getValue())
-      os << "stage " << stage << "\n";
     std::optional<int64_t> d = getStaticRowLength(kernel);
     os << "row_length " << (d ? std::to_string(*d) : "?") << "\n";
-    if (vectorized && vectorized.getValue())
-      os << "function vectorized " << kernel.getSymName() << "\n";
-    os << "function general " << kernel.getSymName() << "_general\n";
+    for (VariantAttr variant : *variants) {
+      Schedule s = Schedule::fromAttr(variant.getSchedule());
+      int64_t stage =
+          variant.getVectorized() ? getStageBytesPerElement(kernel, s) : 0;
+      os << "variant " << getVariantFunctionName(kernel, variant) << " "
+         << (variant.getVectorized() ? "vectorized" : "general") << " max_d "
+         << variant.getMaxD() << " schedule " << s.getKindName()
+         << " threads_per_row " << s.threadsPerRow << " rows_per_cta "
+         << s.ctaRows() << " chunk " << s.chunk << " chunks_per_thread "
+         << s.chunksPerThread << " block " << s.blockSize() << " shared "
+         << sharedMemoryBytes(kernel, s, chains) << " cluster " << s.clusterSize
+         << " stage " << stage << "\n";
+    }
     os << "chains " << chains.getChains().size() << "\n";
     SmallVector<ArgumentUse> uses = describeArguments(kernel, chains);
     for (auto [i, type] : llvm::enumerate(kernel.getArgumentTypes())) {
@@ -188,22 +186,32 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
 
 void mlir::nf::printKernelSummary(ModuleOp module, llvm::raw_ostream &os) {
   for (KernelOp kernel : module.getOps<KernelOp>()) {
-    FailureOr<Schedule> schedule = Schedule::fromKernel(kernel);
-    if (failed(schedule))
+    FailureOr<SmallVector<VariantAttr>> variants = getVariants(kernel);
+    if (failed(variants))
       continue;
     ChainAnalysis chains(kernel);
     std::optional<int64_t> d = getStaticRowLength(kernel);
     os << kernel.getSymName() << ": D=" << (d ? std::to_string(*d) : "?")
-       << " schedule=" << schedule->getKindName()
-       << " threads_per_row=" << schedule->threadsPerRow
-       << " rows_per_cta=" << schedule->ctaRows()
-       << " rows_per_thread=" << schedule->rowsPerThread;
-    if (schedule->clusterSize > 1)
-      os << " cluster=" << schedule->clusterSize;
-    os << " block=" << schedule->blockSize()
-       << " shared=" << sharedMemoryBytes(kernel, *schedule, chains) << "B";
-    if (int64_t stage = getStageBytesPerElement(kernel, *schedule))
-      os << " + staged rows " << schedule->ctaRows() << "*D*" << stage << "B";
-    os << "\n";
+       << ", " << variants->size() << " variants\n";
+    for (VariantAttr variant : *variants) {
+      Schedule s = Schedule::fromAttr(variant.getSchedule());
+      os << "  " << getVariantFunctionName(kernel, variant) << ": "
+         << (variant.getVectorized() ? "vectorized" : "general") << " D<="
+         << (variant.getMaxD() ? std::to_string(variant.getMaxD()) : "any")
+         << " schedule=" << s.getKindName()
+         << " threads_per_row=" << s.threadsPerRow
+         << " rows_per_cta=" << s.ctaRows()
+         << " rows_per_thread=" << s.rowsPerThread;
+      if (s.isRegisterResident())
+        os << " chunks_per_thread=" << s.chunksPerThread;
+      if (s.clusterSize > 1)
+        os << " cluster=" << s.clusterSize;
+      os << " block=" << s.blockSize()
+         << " shared=" << sharedMemoryBytes(kernel, s, chains) << "B";
+      if (int64_t stage =
+              variant.getVectorized() ? getStageBytesPerElement(kernel, s) : 0)
+        os << " + staged rows " << s.ctaRows() << "*D*" << stage << "B";
+      os << "\n";
+    }
   }
 }

@@ -151,7 +151,8 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   if (failed(validateCodegenOptions(options, error)))
     return module.emitError(error), failure();
 
-  // Stage "rows": the nf program, specialized, decomposed and scheduled.
+  // Stage "rows": the nf program, specialized, decomposed, scheduled and
+  // split into variants.
   PassManager rows(ctx);
   NfSpecializeDimsOptions specialize;
   specialize.rowLength = options.rowLength;
@@ -166,6 +167,7 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   schedule.stageRows = options.stageRows && options.chip != "sm_75";
   schedule.maxCluster = options.maxCluster;
   rows.addPass(createNfSelectSchedule(schedule));
+  rows.addPass(createNfMaterializeVariants());
   if (failed(runStage(module, rows, "rows", options, dump)))
     return failure();
 

@@ -36,6 +36,7 @@ def Nf_Dialect : Dialect {
     every rounding point is visible in the IR.
   }];
   let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -106,6 +107,94 @@ def Nf_RopeLayout : I32EnumAttr<"RopeLayout",
   let cppNamespace = "::mlir::nf";
 }
 
+
+//===----------------------------------------------------------------------===//
+// Attributes: schedules and kernel variants
+//===----------------------------------------------------------------------===//
+
+class Nf_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Nf_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def Nf_ScheduleAttr : Nf_Attr<"Schedule", "schedule"> {
+  let summary = "how the rows of one kernel variant map onto threads";
+  let description = [{
+    `threads_per_row` threads (a power of two) share a row; a CTA holds
+    `rows_per_cta` such row groups, and each group holds `rows_per_thread`
+    rows at once. A thread touches `chunk` consecutive elements at a time
+    (16 bytes of the narrowest row type for a vectorized variant, 1 for a
+    general one). With `chunks_per_thread` > 0 the row stays in registers:
+    a thread holds at most that many chunks, so the variant serves rows of
+    at most `threads_per_row * cluster_size * chunks_per_thread * chunk`
+    elements. With 0 the row is streamed from memory once per reduction (any
+    D). `cluster_size` CTAs of a thread-block cluster may share one row
+    (sm_90+); `stage_rows` stages a streamed row in dynamic shared memory;
+    `async_copy` copies the next row into shared memory with cp.async.
+    Parameters left at their default are not printed.
+
+    ```mlir
+    #nf.schedule<threads_per_row = 64, rows_per_cta = 2, chunk = 8,
+                 chunks_per_thread = 3>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$threads_per_row,
+    "int64_t":$rows_per_cta,
+    "int64_t":$chunk,
+    "int64_t":$chunks_per_thread,
+    DefaultValuedParameter<"int64_t", "1">:$rows_per_thread,
+    DefaultValuedParameter<"int64_t", "1">:$cluster_size,
+    DefaultValuedParameter<"bool", "false">:$stage_rows,
+    DefaultValuedParameter<"bool", "false">:$async_copy
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Most elements of a row the variant holds in registers (0: streamed,
+    /// any length).
+    int64_t getCapacity() const;
+    bool isRegisterResident() const { return getChunksPerThread() > 0; }
+  }];
+}
+
+def Nf_ScheduleArrayAttr : TypedArrayAttrBase<Nf_ScheduleAttr,
+                                              "array of #nf.schedule">;
+
+def Nf_VariantAttr : Nf_Attr<"Variant", "variant"> {
+  let summary = "one specialization of a kernel, with the guard that picks it";
+  let description = [{
+    A kernel is compiled into a family of variants, each a GPU function
+    `@<kernel>_<name>` with its own schedule. At launch the runtime takes the
+    first variant, in the kernel's order, whose guard holds:
+
+    - `vectorized = true`: every row tensor is 16-byte aligned with strides
+      that keep it so, and D is a multiple of the schedule's `chunk` (the
+      function uses 16-byte loads and stores); `false`: any alignment, any D.
+    - `max_d`: D is at most this (a register-resident schedule holds at most
+      that many elements per row); 0: any D.
+
+    `-nf-materialize-variants` builds the list from the schedules that
+    `-nf-select-schedule` chose; its last variant has no guard.
+
+    ```mlir
+    #nf.variant<name = "cta_t64", vectorized = true, max_d = 1536,
+      schedule = #nf.schedule<threads_per_row = 64, rows_per_cta = 2,
+                              chunk = 8, chunks_per_thread = 3>>
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"the suffix of the variant's GPU function">:$name,
+    "bool":$vectorized,
+    "int64_t":$max_d,
+    Nf_ScheduleAttr:$schedule
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Nf_VariantArrayAttr : TypedArrayAttrBase<Nf_VariantAttr,
+                                             "array of #nf.variant">;
 
 //===----------------------------------------------------------------------===//
 // Type constraints

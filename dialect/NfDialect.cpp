@@ -9,6 +9,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -20,6 +21,9 @@ using namespace mlir::nf;
 #define GET_TYPEDEF_CLASSES
 #include "dialect/NfTypes.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "dialect/NfAttrs.cpp.inc"
+
 void NfDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
@@ -28,6 +32,10 @@ void NfDialect::initialize() {
   addTypes<
 #define GET_TYPEDEF_LIST
 #include "dialect/NfTypes.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialect/NfAttrs.cpp.inc"
       >();
 }
 
@@ -78,5 +86,71 @@ LogicalResult RowType::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!isNfFloat(elementType))
     return emitError() << "row element type must be f32, f16 or bf16, found "
                        << elementType;
+  return success();
+}
+
+LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   int64_t threadsPerRow, int64_t rowsPerCta,
+                                   int64_t chunk, int64_t chunksPerThread,
+                                   int64_t rowsPerThread, int64_t clusterSize,
+                                   bool stageRows, bool asyncCopy) {
+  if (!llvm::isPowerOf2_64(threadsPerRow) || threadsPerRow > 1024 ||
+      (threadsPerRow > 32 && threadsPerRow % 32 != 0))
+    return emitError() << "threads_per_row must be a power of two <= 1024, "
+                          "found "
+                       << threadsPerRow;
+  if (rowsPerCta < 1 || threadsPerRow * rowsPerCta > 1024)
+    return emitError() << "a CTA of threads_per_row * rows_per_cta = "
+                       << threadsPerRow << " * " << rowsPerCta
+                       << " threads exceeds 1024 (or rows_per_cta < 1)";
+  if (!llvm::isPowerOf2_64(chunk) || chunk > 16)
+    return emitError() << "chunk must be a power of two <= 16, found " << chunk;
+  if (chunksPerThread < 0)
+    return emitError() << "chunks_per_thread must be >= 0 (0: streamed), "
+                          "found "
+                       << chunksPerThread;
+  if (rowsPerThread < 1 || rowsPerThread > 8)
+    return emitError() << "rows_per_thread must be 1 to 8, found "
+                       << rowsPerThread;
+  if (stageRows && chunksPerThread > 0)
+    return emitError() << "stage_rows needs a streamed row "
+                          "(chunks_per_thread = 0)";
+  if (!llvm::isPowerOf2_64(clusterSize) || clusterSize > 8)
+    return emitError() << "cluster_size must be 1, 2, 4 or 8, found "
+                       << clusterSize;
+  if (clusterSize > 1 && (chunksPerThread == 0 || threadsPerRow < 32 ||
+                          rowsPerCta != 1 || rowsPerThread != 1 || asyncCopy))
+    return emitError() << "a cluster shares one register-resident row of at "
+                          "least a warp per CTA (rows_per_cta = "
+                          "rows_per_thread = 1, no async_copy)";
+  return success();
+}
+
+int64_t ScheduleAttr::getCapacity() const {
+  return getThreadsPerRow() * getClusterSize() * getChunksPerThread() *
+         getChunk();
+}
+
+LogicalResult VariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  StringRef name, bool vectorized, int64_t maxD,
+                                  ScheduleAttr schedule) {
+  if (name.empty() ||
+      !llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; }))
+    return emitError() << "variant name must be letters, digits and '_', "
+                          "found '"
+                       << name << "'";
+  if (maxD < 0)
+    return emitError() << "max_d must be >= 0 (0: any D), found " << maxD;
+  if (!schedule)
+    return emitError() << "a variant needs a schedule";
+  int64_t capacity = schedule.getCapacity();
+  if (capacity > 0 && (maxD == 0 || maxD > capacity))
+    return emitError() << "variant '" << name
+                       << "' keeps rows in registers, at most " << capacity
+                       << " elements, so max_d must be 1 to " << capacity
+                       << ", found " << maxD;
+  if (!vectorized && schedule.getChunk() != 1)
+    return emitError() << "general variant '" << name
+                       << "' must have chunk 1, found " << schedule.getChunk();
   return success();
 }

@@ -19,6 +19,9 @@
 #define GET_TYPEDEF_CLASSES
 #include "dialect/NfTypes.h.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "dialect/NfAttrs.h.inc"
+
 namespace mlir::nf {
 
 /// True for the element types rows and scalars may have: f32, f16, bf16.

@@ -1,8 +1,8 @@
 //===- LowerToGPU.cpp - nf.kernel to gpu.func -----------------------------===//
 //
-// Part of normfuse. Implements -nf-lower-to-gpu: every decomposed, scheduled
-// nf.kernel becomes a vectorized and a general gpu.func (see Passes.td for
-// the kernel's shape and KernelABI.h for its parameters).
+// Part of normfuse. Implements -nf-lower-to-gpu: every variant of every
+// decomposed nf.kernel becomes a gpu.func (see Passes.td for the kernel's
+// shape and KernelABI.h for its parameters).
 //
 // The row program is evaluated *per chunk*: a chunk is `chunk` consecutive
 // elements of a row (16 bytes of the narrowest type), held as a vector. A
@@ -44,9 +44,6 @@ using namespace mlir::nf;
 
 namespace {
 
-/// Most row elements per thread the general variant keeps in registers.
-constexpr int64_t kMaxGeneralElements = 8;
-
 /// Elements of a row that one evaluation covers.
 struct Chunk {
   /// Index of the first element (vectorized variant; always in bounds).
@@ -74,18 +71,6 @@ public:
     for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
       inPlace |= kernel.getInPlaceArgument(r).has_value();
     inPlaceRope = hasRope && inPlace;
-    // The general variant touches one element at a time, with the same
-    // elements per thread: lane, lane + T, ... keep accesses coalesced and
-    // the per-element address and mask arithmetic small.
-    if (!vectorized) {
-      this->sched.chunksPerThread *= this->sched.chunk;
-      this->sched.chunk = 1;
-      // Element by element, a long register-resident row costs far more
-      // registers than 16-byte chunks and spills: stream it instead, unless
-      // an in-place rotary result needs the whole row before storing.
-      if (this->sched.chunksPerThread > kMaxGeneralElements && !inPlaceRope)
-        this->sched.chunksPerThread = 0;
-    }
   }
 
   LogicalResult emit(StringRef name);
@@ -1470,20 +1455,6 @@ void KernelLowering::storeRow(unsigned result, Value value, Chunk &chunk) {
 // Pass
 //===----------------------------------------------------------------------===//
 
-/// Whether the vectorized variant can exist at all for this kernel: D (if
-/// static) a multiple of the chunk, and rotary halves made of whole chunks.
-static bool canVectorize(KernelOp kernel, const Schedule &schedule) {
-  if (std::optional<int64_t> d = getStaticRowLength(kernel))
-    if (*d % schedule.chunk != 0)
-      return false;
-  bool ok = true;
-  kernel.walk([&](RopeOp rope) {
-    if ((rope.getRotaryDim() / 2) % schedule.chunk != 0)
-      ok = false;
-  });
-  return ok;
-}
-
 namespace {
 struct NfLowerToGPUPass : nf::impl::NfLowerToGPUBase<NfLowerToGPUPass> {
   void runOnOperation() override {
@@ -1498,19 +1469,15 @@ struct NfLowerToGPUPass : nf::impl::NfLowerToGPUBase<NfLowerToGPUPass> {
     auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "nf_kernels");
     b.setInsertionPointToStart(gpuModule.getBody());
     for (KernelOp kernel : kernels) {
-      FailureOr<Schedule> schedule = Schedule::fromKernel(kernel);
-      if (failed(schedule))
+      FailureOr<SmallVector<VariantAttr>> variants = getVariants(kernel);
+      if (failed(variants))
         return signalPassFailure();
-      bool vectorizable = canVectorize(kernel, *schedule);
-      kernel->setAttr("nf.vectorized_variant", b.getBoolAttr(vectorizable));
-      if (vectorizable) {
-        KernelLowering vec(kernel, *schedule, /*vectorized=*/true, b);
-        if (failed(vec.emit(kernel.getSymName())))
+      for (VariantAttr variant : *variants) {
+        Schedule schedule = Schedule::fromAttr(variant.getSchedule());
+        KernelLowering lowering(kernel, schedule, variant.getVectorized(), b);
+        if (failed(lowering.emit(getVariantFunctionName(kernel, variant))))
           return signalPassFailure();
       }
-      KernelLowering general(kernel, *schedule, /*vectorized=*/false, b);
-      if (failed(general.emit((kernel.getSymName() + "_general").str())))
-        return signalPassFailure();
     }
   }
 };

@@ -62,37 +62,47 @@ def NfSpecializeDims : Pass<"nf-specialize-dims"> {
 }
 
 def NfSelectSchedule : Pass<"nf-select-schedule"> {
-  let summary = "choose how each kernel's rows map onto threads";
+  let summary = "choose how each kernel's rows map onto threads, per row length";
   let description = [{
     Chooses threads per row, rows per CTA, the chunk (16 bytes of the
     narrowest row element type) and whether the row stays in registers, from
-    D and the dtypes, and stores the choice on the kernel as `nf.schedule`:
+    D and the dtypes, and stores the choice on the kernel as `nf.schedules`,
+    an array of `#nf.schedule`:
 
-    - static D: the fewest threads per row (a power of two, at most 512: a
-      1024-thread CTA leaves 64 registers per thread) that hold the row
-      in at most `max-chunks` chunks per thread. Under 32 threads several
-      rows share a warp (`multi_row`); 32 is one warp per row (`warp`); more
-      is one CTA per row with a shared-memory step (`cta`).
+    - static D: one schedule, the fewest threads per row (a power of two, at
+      most 512: a 1024-thread CTA leaves 64 registers per thread) that hold
+      the row in at most `max-chunks` chunks per thread. Under 32 threads
+      several rows share a warp (`multi_row`); 32 is one warp per row
+      (`warp`); more is one CTA per row with a shared-memory step (`cta`).
+    - dynamic D: a *family*, the schedule a static D would get for every
+      distinct choice over the row lengths that registers hold (each
+      serves rows up to its capacity), smallest first, then a `streaming`
+      schedule of 1024 threads for longer rows (none for a kernel that
+      writes a rotary result in place). `-nf-materialize-variants` turns
+      the family into variants the runtime picks from at launch, so a
+      kernel compiled without `--dim` runs every D with the schedule a
+      specialization would have.
     - static D too long for 512 threads' registers, with `max-cluster` > 1
       (an option, sm_90 and newer; measured slower than streaming):
-      `cluster`, the row shared by
-      the fewest CTAs of a thread-block cluster (2, 4 or 8) that hold it in
-      registers, reductions combined through distributed shared memory.
-    - dynamic D, or a row too long for registers: `streaming`, 256 threads
-      per row for a dynamic D and 1024 for a static one, the row read from
-      memory once per reduction; with `stage-rows` (an option, measured no
-      faster as it stands) `staged`: the vectorized variant copies the
-      row's `[B, S, D]` tensors that feed a reduction into dynamic shared
-      memory once and reads them from there, when the launch provides
-      `rows_per_cta * D * <their bytes per element>` bytes of it (else it
-      streams).
+      `cluster`, the row shared by the fewest CTAs of a thread-block cluster
+      (2, 4 or 8) that hold it in registers, reductions combined through
+      distributed shared memory.
+    - a static row too long for registers: `streaming`, 1024 threads, the
+      row read from memory once per reduction; with `stage-rows` (an
+      option, measured no faster as it stands) `staged`: the vectorized
+      variant copies the row's `[B, S, D]` tensors that feed a reduction
+      into dynamic shared memory once and reads them from there, when the
+      launch provides `rows_per_cta * D * <their bytes per element>` bytes
+      of it (else it streams).
 
-    Options force each choice, so every schedule can be tested at any D.
+    An option that forces a choice gives one schedule for a dynamic D too
+    (streaming with 256 threads unless `threads-per-row` says otherwise),
+    so every schedule can be tested at any D.
 
     ```mlir
-    nf.kernel @k(...) attributes {nf.schedule = {chunk = 8 : i64,
-        chunks_per_thread = 3 : i64, kind = "cta", rows_per_cta = 4 : i64,
-        threads_per_row = 64 : i64}}
+    nf.kernel @k(...) attributes {nf.schedules = [
+        #nf.schedule<threads_per_row = 64, rows_per_cta = 2, chunk = 8,
+                     chunks_per_thread = 3>]}
     ```
   }];
   let options = [
@@ -123,15 +133,49 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
   let dependentDialects = ["::mlir::nf::NfDialect"];
 }
 
+def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
+  let summary = "turn each kernel's schedules into variants with guards";
+  let description = [{
+    Replaces `nf.schedules` by `nf.variants`, the list of `#nf.variant` the
+    lowering emits as GPU functions and the runtime picks from at launch
+    (the first whose guard holds). For each schedule:
+
+    - a *vectorized* variant (16-byte loads and stores), unless D is static
+      and not a multiple of the chunk or a rotary half is not whole chunks;
+      its guard: 16-byte aligned row tensors and strides, D a multiple of
+      the chunk, and D at most the schedule's capacity if it holds the row
+      in registers;
+    - a *general* variant (any alignment, one element per access) with the
+      same threads: register-resident while a thread holds at most 8
+      elements (or the kernel writes a rotary result in place, which needs
+      the whole row), else streamed; streamed general variants of
+      consecutive schedules with the same threads are one function.
+
+    Variants are ordered by the longest row they serve, vectorized first;
+    the last has no bound on D (except for in-place rotary kernels, whose
+    longest rows the runtime refuses).
+
+    ```mlir
+    nf.kernel @k(...) attributes {nf.variants = [
+        #nf.variant<name = "v0_warp32x2", vectorized = true, max_d = 512,
+          schedule = #nf.schedule<threads_per_row = 32, rows_per_cta = 4,
+                                  chunk = 8, chunks_per_thread = 2>>,
+        ...]}
+    ```
+  }];
+  let dependentDialects = ["::mlir::nf::NfDialect"];
+}
+
 def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
   let summary = "lower each scheduled nf.kernel to GPU kernels";
   let description = [{
-    Turns every decomposed, scheduled `nf.kernel` into two `gpu.func`
-    kernels in one `gpu.module @nf_kernels`: `@<name>` uses 16-byte vector
-    loads and stores and needs 16-byte aligned bases, row strides that are
-    multiples of the chunk and D a multiple of the chunk; `@<name>_general`
-    takes any alignment and any D with element accesses. The runtime picks
-    one at launch. Parameters follow passes/KernelABI.h.
+    Turns every variant (`nf.variants`) of every decomposed `nf.kernel`
+    into a `gpu.func @<kernel>_<variant>` in one `gpu.module @nf_kernels`:
+    a vectorized variant uses 16-byte vector loads and stores (16-byte
+    aligned bases, row strides and D multiples of the chunk), a general one
+    element accesses (any alignment, any D). The runtime picks one at
+    launch. Parameters follow passes/KernelABI.h; all variants of a kernel
+    take the same.
 
     Each CTA runs `rows_per_cta` rows of one chain (chains own disjoint CTA
     ranges, so barriers stay uniform). A thread owns chunks `lane`,

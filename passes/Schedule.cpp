@@ -29,79 +29,43 @@ StringRef Schedule::getKindName() const {
   return clusterSize > 1 ? "cluster" : "cta";
 }
 
-DictionaryAttr Schedule::toAttr(MLIRContext *ctx) const {
-  Builder b(ctx);
-  SmallVector<NamedAttribute> attrs = {
-      b.getNamedAttr("kind", b.getStringAttr(getKindName())),
-      b.getNamedAttr("threads_per_row", b.getI64IntegerAttr(threadsPerRow)),
-      b.getNamedAttr("rows_per_cta", b.getI64IntegerAttr(rowsPerCta)),
-      b.getNamedAttr("chunk", b.getI64IntegerAttr(chunk)),
-      b.getNamedAttr("chunks_per_thread", b.getI64IntegerAttr(chunksPerThread)),
-  };
-  if (asyncCopy)
-    attrs.push_back(b.getNamedAttr("async_copy", b.getBoolAttr(true)));
-  if (stageRows)
-    attrs.push_back(b.getNamedAttr("stage_rows", b.getBoolAttr(true)));
-  if (clusterSize != 1)
-    attrs.push_back(
-        b.getNamedAttr("cluster_size", b.getI64IntegerAttr(clusterSize)));
-  // Absent means 1.
-  if (rowsPerThread != 1)
-    attrs.push_back(
-        b.getNamedAttr("rows_per_thread", b.getI64IntegerAttr(rowsPerThread)));
-  return b.getDictionaryAttr(attrs);
+ScheduleAttr Schedule::toAttr(MLIRContext *ctx) const {
+  return ScheduleAttr::get(ctx, threadsPerRow, rowsPerCta, chunk,
+                           chunksPerThread, rowsPerThread, clusterSize,
+                           stageRows, asyncCopy);
 }
 
-FailureOr<Schedule> Schedule::fromKernel(KernelOp kernel) {
-  auto dict = kernel->getAttrOfType<DictionaryAttr>(getAttrName());
-  if (!dict)
-    return kernel.emitOpError("has no ")
-           << getAttrName() << " attribute; run -nf-select-schedule first";
+Schedule Schedule::fromAttr(ScheduleAttr attr) {
   Schedule s;
-  auto get = [&](StringRef name, int64_t &out) {
-    auto attr = dict.getAs<IntegerAttr>(name);
-    if (!attr)
-      return false;
-    out = attr.getInt();
-    return true;
-  };
-  if (!get("threads_per_row", s.threadsPerRow) ||
-      !get("rows_per_cta", s.rowsPerCta) || !get("chunk", s.chunk) ||
-      !get("chunks_per_thread", s.chunksPerThread))
-    return kernel.emitOpError("malformed ") << getAttrName() << ": " << dict;
-  if ((dict.get("rows_per_thread") &&
-       !get("rows_per_thread", s.rowsPerThread)) ||
-      (dict.get("cluster_size") && !get("cluster_size", s.clusterSize)))
-    return kernel.emitOpError("malformed ") << getAttrName() << ": " << dict;
-  for (auto [name, field] :
-       {std::pair<StringRef, bool *>{"async_copy", &s.asyncCopy},
-        {"stage_rows", &s.stageRows}}) {
-    Attribute attr = dict.get(name);
-    if (!attr)
-      continue;
-    auto flag = dyn_cast<BoolAttr>(attr);
-    if (!flag)
-      return kernel.emitOpError("malformed ") << getAttrName() << ": " << dict;
-    *field = flag.getValue();
-  }
-  if (!llvm::isPowerOf2_64(s.threadsPerRow) || s.threadsPerRow > 1024 ||
-      s.rowsPerCta < 1 || s.blockSize() > 1024 ||
-      (s.threadsPerRow > 32 && s.threadsPerRow % 32 != 0) ||
-      !llvm::isPowerOf2_64(s.chunk) || s.chunksPerThread < 0 ||
-      s.rowsPerThread < 1 || s.rowsPerThread > 8 ||
-      (s.stageRows && s.isRegisterResident()) ||
-      !llvm::isPowerOf2_64(s.clusterSize) || s.clusterSize > 8 ||
-      (s.clusterSize > 1 &&
-       (!s.isRegisterResident() || s.threadsPerRow < 32 || s.rowsPerCta != 1 ||
-        s.rowsPerThread != 1 || s.asyncCopy)))
-    return kernel.emitOpError("invalid ")
-           << getAttrName() << " " << dict
-           << ": threads_per_row must be a power of two <= 1024, the block "
-              "(threads_per_row * rows_per_cta) at most 1024 threads, "
-              "rows_per_thread 1 to 8, stage_rows only on a streaming "
-              "schedule, cluster_size a power of two <= 8 and only for one "
-              "register-resident row of at least a warp per CTA";
+  s.threadsPerRow = attr.getThreadsPerRow();
+  s.rowsPerCta = attr.getRowsPerCta();
+  s.chunk = attr.getChunk();
+  s.chunksPerThread = attr.getChunksPerThread();
+  s.rowsPerThread = attr.getRowsPerThread();
+  s.clusterSize = attr.getClusterSize();
+  s.stageRows = attr.getStageRows();
+  s.asyncCopy = attr.getAsyncCopy();
   return s;
+}
+
+FailureOr<SmallVector<VariantAttr>> mlir::nf::getVariants(KernelOp kernel) {
+  auto array = kernel->getAttrOfType<ArrayAttr>(getVariantsAttrName());
+  SmallVector<VariantAttr> variants;
+  if (array)
+    for (Attribute a : array)
+      if (auto v = dyn_cast<VariantAttr>(a))
+        variants.push_back(v);
+  if (!array || array.empty() || variants.size() != array.size())
+    return kernel.emitOpError("needs a non-empty ")
+           << getVariantsAttrName()
+           << " array of #nf.variant; run -nf-select-schedule and "
+              "-nf-materialize-variants first";
+  return variants;
+}
+
+std::string mlir::nf::getVariantFunctionName(KernelOp kernel,
+                                             VariantAttr variant) {
+  return (kernel.getSymName() + "_" + variant.getName()).str();
 }
 
 int64_t mlir::nf::computeChunkElements(KernelOp kernel) {
@@ -190,20 +154,80 @@ struct NfSelectSchedulePass
 
   void runOnOperation() override {
     getOperation()->walk([&](KernelOp kernel) {
-      FailureOr<Schedule> schedule = select(kernel);
-      if (failed(schedule)) {
+      FailureOr<SmallVector<Schedule>> family = selectFamily(kernel);
+      if (failed(family)) {
         signalPassFailure();
         return;
       }
-      kernel->setAttr(Schedule::getAttrName(),
-                      schedule->toAttr(kernel.getContext()));
+      SmallVector<Attribute> attrs;
+      for (const Schedule &s : *family)
+        attrs.push_back(s.toAttr(kernel.getContext()));
+      kernel->setAttr(getSchedulesAttrName(),
+                      ArrayAttr::get(kernel.getContext(), attrs));
     });
   }
 
-  FailureOr<Schedule> select(KernelOp kernel) {
+  /// Whether an option fixes the schedule: then a dynamic D gets the one
+  /// schedule the options describe (as a static D does), not a family.
+  bool forced() const {
+    return threadsPerRow > 0 || rowsPerCta > 0 || rowsPerThread > 0 ||
+           asyncCopy || forceStreaming || stageRows || maxCluster > 1;
+  }
+
+  /// The schedules of `kernel`, by the rows they hold in registers,
+  /// smallest first. A static D (or a forced schedule) gets one. A dynamic
+  /// D gets what a static D would get, for every distinct choice over the
+  /// row lengths registers hold (each serves rows up to its capacity),
+  /// then a streamed schedule for longer rows: one artifact runs every D
+  /// with the schedule a specialization would have (docs/Rationale.md,
+  /// "One artifact for every D").
+  FailureOr<SmallVector<Schedule>> selectFamily(KernelOp kernel) {
+    if (maxChunks < 1 || maxChunks > 16)
+      return kernel.emitOpError("max-chunks must be 1 to 16, found ")
+             << maxChunks;
+    std::optional<int64_t> d = getStaticRowLength(kernel);
+    if (d || forced()) {
+      FailureOr<Schedule> s = select(kernel, d);
+      if (failed(s))
+        return failure();
+      return SmallVector<Schedule>{*s};
+    }
+    SmallVector<Schedule> family;
+    int64_t chunk = computeChunkElements(kernel);
+    for (int64_t v = 1; v <= kMaxRegisterRowThreads * maxChunks; ++v) {
+      FailureOr<Schedule> s = select(kernel, v * chunk);
+      if (failed(s))
+        return failure();
+      if (!s->isRegisterResident())
+        break;
+      if (!family.empty() && family.back().threadsPerRow == s->threadsPerRow &&
+          family.back().chunksPerThread == s->chunksPerThread)
+        continue;
+      family.push_back(*s);
+    }
+    // Longer rows: streamed by 1024 threads (measured faster than 256 at
+    // D = 49152 / 65536, docs/benchmarks.md). Not for an in-place rotary
+    // result, which needs the whole row before it stores: the runtime then
+    // refuses longer rows.
+    bool rope = false;
+    kernel.walk([&](RopeOp) { rope = true; });
+    bool inPlace = false;
+    for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
+      inPlace |= kernel.getInPlaceArgument(r).has_value();
+    if (!(rope && inPlace)) {
+      FailureOr<Schedule> s =
+          select(kernel, family.empty() ? 1 : family.back().capacity() + 1);
+      if (failed(s))
+        return failure();
+      family.push_back(*s);
+    }
+    return family;
+  }
+
+  /// The schedule for rows of `d` elements (std::nullopt: any D).
+  FailureOr<Schedule> select(KernelOp kernel, std::optional<int64_t> d) {
     Schedule s;
     s.chunk = computeChunkElements(kernel);
-    std::optional<int64_t> d = getStaticRowLength(kernel);
     bool streaming = forceStreaming || !d;
     bool tooLong = false;
     if (!streaming) {

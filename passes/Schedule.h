@@ -6,8 +6,11 @@
 // holds, how many elements a thread touches at once (the chunk: 16 bytes of
 // the narrowest row type), and whether the row stays in registers
 // (`chunks_per_thread` > 0) or is streamed from memory once per reduction
-// (`chunks_per_thread` == 0; any D). -nf-select-schedule stores it on the
-// kernel as the attribute `nf.schedule`; the lowering reads it back.
+// (`chunks_per_thread` == 0; any D). -nf-select-schedule stores the
+// schedules it chose on the kernel (`nf.schedules`, #nf.schedule
+// attributes); -nf-materialize-variants turns them into the kernel's
+// variants (`nf.variants`), each of which the lowering emits as one GPU
+// function.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,12 +60,25 @@ struct Schedule {
   /// "multi_row", "warp", "cta", "cluster", "staged" or "streaming".
   StringRef getKindName() const;
 
-  static StringRef getAttrName() { return "nf.schedule"; }
-  DictionaryAttr toAttr(MLIRContext *ctx) const;
-  /// Reads `nf.schedule`; fails with a diagnostic on the kernel if absent or
-  /// malformed.
-  static FailureOr<Schedule> fromKernel(KernelOp kernel);
+  /// Most elements of a row the schedule holds in registers (0: streamed).
+  int64_t capacity() const {
+    return threadsPerRow * clusterSize * chunksPerThread * chunk;
+  }
+
+  ScheduleAttr toAttr(MLIRContext *ctx) const;
+  static Schedule fromAttr(ScheduleAttr attr);
 };
+
+/// Names of the kernel attributes the passes communicate through.
+inline StringRef getSchedulesAttrName() { return "nf.schedules"; }
+inline StringRef getVariantsAttrName() { return "nf.variants"; }
+
+/// The variants of `kernel` (`nf.variants`); fails with a diagnostic on the
+/// kernel if there are none.
+FailureOr<SmallVector<VariantAttr>> getVariants(KernelOp kernel);
+
+/// The GPU function of `variant` of `kernel`: "<kernel>_<variant name>".
+std::string getVariantFunctionName(KernelOp kernel, VariantAttr variant);
 
 /// Elements per chunk: 16 bytes of the narrowest element type the rows of
 /// `kernel` load or store.

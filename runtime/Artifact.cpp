@@ -112,9 +112,39 @@ static bool parseInt(const std::string &text, int &value) {
 /// What the launch code relies on: a schedule it can divide by, and every
 /// index (chain, argument, result, dimension) in range. Empty if sound.
 static std::string checkKernel(const KernelInfo &k) {
-  if (k.threadsPerRow <= 0 || k.rowsPerCta <= 0 || k.chunk <= 0 ||
-      k.chunksPerThread < 0)
-    return "malformed schedule";
+  if (k.variants.empty())
+    return "no variant";
+  for (const VariantInfo &v : k.variants) {
+    if (v.threadsPerRow <= 0 || v.rowsPerCta <= 0 || v.chunk <= 0 ||
+        v.chunksPerThread < 0 || v.blockSize <= 0 || v.blockSize > 1024 ||
+        v.sharedBytes < 0 || v.clusterSize < 1 || v.clusterSize > 8 ||
+        v.stageBytesPerElement < 0 || v.maxD < 0)
+      return "variant '" + v.function + "' has a malformed schedule";
+    // A register-resident variant is wrong, not slow, past its capacity
+    // (saturated: four 32-bit fields need not multiply within 64 bits).
+    int64_t rowThreads = (int64_t)v.threadsPerRow * v.clusterSize,
+            perThread = (int64_t)v.chunksPerThread * v.chunk;
+    int64_t capacity =
+        perThread > INT64_MAX / rowThreads ? INT64_MAX : rowThreads * perThread;
+    if (capacity > 0 && (v.maxD == 0 || v.maxD > capacity))
+      return "variant '" + v.function + "' holds rows of at most " +
+             std::to_string(capacity) + " elements but max_d is " +
+             std::to_string(v.maxD);
+  }
+  // Every launch a vectorized variant serves must have a general one for
+  // other alignments: the longest general bound covers the longest
+  // vectorized one (0: any D).
+  auto longest = [&](bool vectorized) {
+    int64_t most = -1;
+    for (const VariantInfo &v : k.variants)
+      if (v.vectorized == vectorized)
+        most = v.maxD == 0 || most == 0 ? 0 : std::max(most, v.maxD);
+    return most;
+  };
+  int64_t general = longest(false), vectorized = longest(true);
+  if (general < 0 || (general > 0 && (vectorized == 0 || vectorized > general)))
+    return "no general variant serves every row length the vectorized ones "
+           "do";
   if (k.numChains < 0)
     return "malformed chains";
   for (const ArgumentInfo &arg : k.args)
@@ -197,8 +227,12 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
   };
 
   std::string line;
-  if (!nextLine(line) || line != "normfuse-artifact 1")
-    return fail("not a normfuse artifact (expected 'normfuse-artifact 1')");
+  if (!nextLine(line) || line.rfind("normfuse-artifact ", 0) != 0)
+    return fail("not a normfuse artifact (expected 'normfuse-artifact 2')");
+  if (line != "normfuse-artifact 2")
+    return fail("artifact format '" + line.substr(18) +
+                "' is not the one this runtime reads (2); recompile it with "
+                "this version's nf-compile");
   KernelInfo *kernel = nullptr;
   while (nextLine(line)) {
     std::istringstream in(line);
@@ -228,35 +262,35 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
         return fail("truncated cubin (or a size that does not match it)");
     } else if (!kernel) {
       return fail("'" + key + "' outside a kernel");
-    } else if (key == "schedule" && need(10)) {
-      if (!parseInt(w[3], kernel->threadsPerRow) ||
-          !parseInt(w[5], kernel->rowsPerCta) ||
-          !parseInt(w[7], kernel->chunk) ||
-          !parseInt(w[9], kernel->chunksPerThread))
-        return fail("malformed schedule");
-      kernel->schedule = w[1];
-    } else if (key == "block" && need(4)) {
-      if (!parseInt(w[1], kernel->blockSize) ||
-          !parseInt(w[3], kernel->sharedBytes))
-        return fail("malformed block");
-    } else if (key == "cluster" && need(2)) {
-      if (!parseInt(w[1], kernel->clusterSize) || kernel->clusterSize < 1 ||
-          kernel->clusterSize > 8)
-        return fail("malformed cluster");
-    } else if (key == "stage" && need(2)) {
-      if (!parseInt(w[1], kernel->stageBytesPerElement) ||
-          kernel->stageBytesPerElement < 0)
-        return fail("malformed stage");
+    } else if (key == "variant" && need(23)) {
+      // variant <function> vectorized|general max_d <n> schedule <kind>
+      //   threads_per_row <n> rows_per_cta <n> chunk <n>
+      //   chunks_per_thread <n> block <n> shared <n> cluster <n> stage <n>
+      VariantInfo v;
+      v.function = w[1];
+      v.vectorized = w[2] == "vectorized";
+      v.schedule = w[6];
+      static const char *const keys[] = {"max_d",           "schedule",
+                                         "threads_per_row", "rows_per_cta",
+                                         "chunk",           "chunks_per_thread",
+                                         "block",           "shared",
+                                         "cluster",         "stage"};
+      bool ok = w[2] == "vectorized" || w[2] == "general";
+      for (int i = 0; i < 10; ++i)
+        ok = ok && w[3 + 2 * i] == keys[i];
+      if (!ok || !parseInt(w[4], v.maxD) || !parseInt(w[8], v.threadsPerRow) ||
+          !parseInt(w[10], v.rowsPerCta) || !parseInt(w[12], v.chunk) ||
+          !parseInt(w[14], v.chunksPerThread) ||
+          !parseInt(w[16], v.blockSize) || !parseInt(w[18], v.sharedBytes) ||
+          !parseInt(w[20], v.clusterSize) ||
+          !parseInt(w[22], v.stageBytesPerElement))
+        return fail("malformed variant");
+      kernel->variants.push_back(v);
     } else if (key == "row_length" && need(2)) {
       if (w[1] == "?")
         kernel->rowLength = -1;
       else if (!parseInt(w[1], kernel->rowLength))
         return fail("malformed row_length");
-    } else if (key == "function" && need(3)) {
-      if (w[1] != "vectorized" && w[1] != "general")
-        return fail("unknown function variant '" + w[1] + "'");
-      (w[1] == "vectorized" ? kernel->vectorizedFunction
-                            : kernel->generalFunction) = w[2];
     } else if (key == "chains" && need(2)) {
       if (!parseInt(w[1], kernel->numChains))
         return fail("malformed chains");
@@ -295,9 +329,6 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
       param.name = w[5];
       kernel->params.push_back(param);
     } else if (key == "end" && need(1)) {
-      if (kernel->schedule.empty() || kernel->generalFunction.empty() ||
-          kernel->blockSize <= 0)
-        return fail("kernel '" + kernel->name + "' is incomplete");
       if (std::string problem = checkKernel(*kernel); !problem.empty())
         return fail("kernel '" + kernel->name + "': " + problem);
       kernel = nullptr;

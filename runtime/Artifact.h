@@ -53,21 +53,32 @@ struct ParamInfo {
   std::string name;
 };
 
-struct KernelInfo {
-  std::string name;
+/// One specialization of a kernel: a GPU function, its schedule, and the
+/// guard under which the runtime launches it (docs/Artifact.md).
+struct VariantInfo {
+  std::string function;
+  /// Needs 16-byte aligned row tensors and strides and D % chunk == 0.
+  bool vectorized = false;
+  /// Longest row it serves (0: any).
+  int64_t maxD = 0;
   std::string schedule;
   int threadsPerRow = 0, rowsPerCta = 0, chunk = 0, chunksPerThread = 0;
   int blockSize = 0;
   int sharedBytes = 0;
-  /// Staged schedules: dynamic shared memory per row and element of D that
-  /// lets the vectorized variant stage its rows (0: none).
-  int stageBytesPerElement = 0;
   /// CTAs per row (a thread-block cluster, launched as consecutive CTAs);
   /// 1 without clusters.
   int clusterSize = 1;
-  int64_t rowLength = -1;         ///< static D, or -1
-  std::string vectorizedFunction; ///< empty when there is none
-  std::string generalFunction;
+  /// Staged schedules: dynamic shared memory per row and element of D that
+  /// lets the variant stage its rows (0: none).
+  int stageBytesPerElement = 0;
+};
+
+struct KernelInfo {
+  std::string name;
+  int64_t rowLength = -1; ///< static D, or -1
+  /// In the order the runtime tries them: it launches the first whose
+  /// guard holds.
+  std::vector<VariantInfo> variants;
   int numChains = 0;
   std::vector<ArgumentInfo> args;
   std::vector<ResultInfo> results;

@@ -6,6 +6,7 @@
 
 #include "runtime/Runtime.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -267,22 +268,51 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
                            std::to_string(sizes.s[c]) +
                            " rows; at most 2^31 - 1 rows per launch");
     rows[c] = sizes.b[c] * sizes.s[c];
-    totalCtas += (rows[c] + kernel.rowsPerCta - 1) / kernel.rowsPerCta *
-                 kernel.clusterSize;
   }
-  if (totalCtas > 0x7fffffffu)
-    return Status::error(where() + "too many rows for one launch");
 
-  // Variant.
-  bool vectorized =
-      !kernel.vectorizedFunction.empty() && sizes.d % kernel.chunk == 0;
-  for (size_t i = 0; i < numArgs && vectorized; ++i) {
+  // A rotary pair must lie within the row: with D dynamic only the launch
+  // can check that the cache's width (rotary_dim) fits.
+  for (size_t i = 0; i < numArgs; ++i)
+    if (kernel.args[i].role == "rope_cache" && args[i].tensor.rank == 2 &&
+        args[i].tensor.shape[1] > sizes.d)
+      return Status::error(
+          where() + "argument '" + kernel.args[i].name + "' has rotary width " +
+          std::to_string(args[i].tensor.shape[1]) +
+          ", more than the row length D = " + std::to_string(sizes.d));
+
+  // Variant: the first whose guard holds.
+  bool aligned = true;
+  for (size_t i = 0; i < numArgs && aligned; ++i) {
     const ArgumentInfo &info = kernel.args[i];
     if (info.role == "data" || info.role == "rope_cache")
-      vectorized = isAligned(args[i].tensor, dtypeBytes(info.dtype));
+      aligned = isAligned(args[i].tensor, dtypeBytes(info.dtype));
   }
-  for (size_t r = 0; r < numResults && vectorized; ++r)
-    vectorized = isAligned(results[r], dtypeBytes(results[r].dtype));
+  for (size_t r = 0; r < numResults && aligned; ++r)
+    aligned = isAligned(results[r], dtypeBytes(results[r].dtype));
+  int chosen = -1;
+  for (size_t v = 0; v < kernel.variants.size() && chosen < 0; ++v) {
+    const VariantInfo &variant = kernel.variants[v];
+    if (variant.vectorized && !(aligned && sizes.d % variant.chunk == 0))
+      continue;
+    if (variant.maxD > 0 && sizes.d > variant.maxD)
+      continue;
+    chosen = (int)v;
+  }
+  if (chosen < 0) {
+    int64_t most = 0;
+    for (const VariantInfo &variant : kernel.variants)
+      most = std::max(most, variant.maxD);
+    return Status::error(
+        where() + "no variant serves rows of D = " + std::to_string(sizes.d) +
+        " (the longest served is " + std::to_string(most) + ")");
+  }
+  const VariantInfo &variant = kernel.variants[chosen];
+  bool vectorized = variant.vectorized;
+  for (int c = 0; c < kernel.numChains; ++c)
+    totalCtas += (rows[c] + variant.rowsPerCta - 1) / variant.rowsPerCta *
+                 variant.clusterSize;
+  if (totalCtas > 0x7fffffffu)
+    return Status::error(where() + "too many rows for one launch");
 
   // Parameters, in the order of the artifact.
   if (kernel.params.size() > (size_t)kMaxParams)
@@ -326,13 +356,13 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
     plan.params[p] = value;
   }
   plan.numParams = kernel.params.size();
+  plan.variant = chosen;
   plan.vectorized = vectorized;
   plan.grid = totalCtas;
-  plan.block = kernel.blockSize;
+  plan.block = variant.blockSize;
   plan.rowLength = sizes.d;
-  plan.stageBytes = vectorized ? (int64_t)kernel.rowsPerCta * sizes.d *
-                                     kernel.stageBytesPerElement
-                               : 0;
+  plan.stageBytes =
+      (int64_t)variant.rowsPerCta * sizes.d * variant.stageBytesPerElement;
   return Status();
 }
 
@@ -375,10 +405,12 @@ Status Module::load(const Artifact &artifact, std::unique_ptr<Module> &out) {
       !s)
     return s;
   for (const KernelInfo &info : module->artifact.kernels) {
-    Entry entry{&info, {}, {}};
-    auto resolve = [&](const std::string &name, FunctionInfo &fn) -> Status {
-      if (name.empty())
-        return Status();
+    Entry entry{&info, {}};
+    entry.variants.resize(info.variants.size());
+    for (size_t v = 0; v < info.variants.size(); ++v) {
+      const VariantInfo &variant = info.variants[v];
+      FunctionInfo &fn = entry.variants[v];
+      const std::string &name = variant.function;
       if (Status s = check(driver->cuModuleGetFunction(
                                &fn.function, module->module, name.c_str()),
                            "finding function '" + name + "'");
@@ -397,7 +429,7 @@ Status Module::load(const Artifact &artifact, std::unique_ptr<Module> &out) {
       fn.maxDynamicShared = 48 * 1024 - fn.sharedBytes;
       CUdevice device;
       int optIn = 0;
-      if (info.stageBytesPerElement > 0 && &fn == &entry.vectorized &&
+      if (variant.stageBytesPerElement > 0 &&
           driver->cuCtxGetDevice(&device) == 0 &&
           driver->cuDeviceGetAttribute(
               &optIn, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
@@ -407,19 +439,14 @@ Status Module::load(const Artifact &artifact, std::unique_ptr<Module> &out) {
               fn.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
               optIn - fn.sharedBytes) == 0)
         fn.maxDynamicShared = optIn - fn.sharedBytes;
-      if (fn.maxThreads < info.blockSize)
+      if (fn.maxThreads < variant.blockSize)
         return Status::error("function '" + name + "' runs at most " +
                              std::to_string(fn.maxThreads) +
                              " threads per block, its schedule needs " +
-                             std::to_string(info.blockSize) + " (" +
+                             std::to_string(variant.blockSize) + " (" +
                              std::to_string(fn.registers) + " registers)");
-      return Status();
-    };
-    if (Status s = resolve(info.vectorizedFunction, entry.vectorized); !s)
-      return s;
-    if (Status s = resolve(info.generalFunction, entry.general); !s)
-      return s;
-    module->entries.push_back(entry);
+    }
+    module->entries.push_back(std::move(entry));
   }
   out = std::move(module);
   return Status();
@@ -431,10 +458,12 @@ Module::~Module() {
 }
 
 const FunctionInfo *Module::getFunctionInfo(const std::string &kernel,
-                                            bool vectorized) const {
+                                            int variant) const {
   for (const Entry &entry : entries)
     if (entry.info->name == kernel)
-      return vectorized ? &entry.vectorized : &entry.general;
+      return variant >= 0 && variant < (int)entry.variants.size()
+                 ? &entry.variants[variant]
+                 : nullptr;
   return nullptr;
 }
 
@@ -459,7 +488,7 @@ Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
   void *params[kMaxParams];
   for (int p = 0; p < plan.numParams; ++p)
     params[p] = &plan.params[p];
-  const FunctionInfo &fn = plan.vectorized ? entry->vectorized : entry->general;
+  const FunctionInfo &fn = entry->variants[plan.variant];
   // A row too long for the shared memory is streamed by the same kernel.
   unsigned shared =
       plan.stageBytes > 0 && plan.stageBytes <= fn.maxDynamicShared

@@ -2,7 +2,7 @@
 //
 // Part of normfuse. MLIR-free. A Module holds an artifact loaded into a CUDA
 // context; launch() validates device tensors against the kernel's metadata,
-// picks the vectorized or the general variant and the grid, and launches on
+// picks the variant (docs/Artifact.md) and the grid, and launches on
 // the caller's stream. The launch path neither allocates nor synchronizes,
 // so launches can be captured in CUDA graphs. planLaunch() is the
 // validation alone, usable (and tested) without a GPU.
@@ -61,6 +61,9 @@ private:
 
 /// Everything a launch needs, computed from the metadata and the tensors.
 struct LaunchPlan {
+  /// Index of the variant launched (KernelInfo::variants), and whether it
+  /// is a vectorized one.
+  int variant = -1;
   bool vectorized = false;
   unsigned grid = 0; ///< 0: nothing to do (no rows)
   unsigned block = 0;
@@ -83,9 +86,9 @@ int getDimLetters(const ArgumentInfo &arg, const char *const *&letters);
 /// result counts, tensor vs scalar, dtypes, ranks, static sizes, contiguous
 /// rows, the sizes each chain's tensors imply (B, S, D, F agree; S % F == 0),
 /// null pointers, in-place results passed as their argument, results that
-/// overlap other tensors. Chooses the vectorized variant when every row
-/// tensor is 16-byte aligned with strides that keep it so and D is a
-/// multiple of the chunk.
+/// overlap other tensors. Chooses the first variant whose guard holds: a
+/// vectorized one needs every row tensor 16-byte aligned with strides that
+/// keep it so and D a multiple of its chunk; a bounded one D <= max_d.
 Status planLaunch(const KernelInfo &kernel, const Value *args, size_t numArgs,
                   const Tensor *results, size_t numResults, LaunchPlan &plan);
 
@@ -111,9 +114,9 @@ public:
   ~Module();
 
   const Artifact &getArtifact() const { return artifact; }
-  /// Resource use of the variant of `kernel`; null if unknown.
+  /// Resource use of variant `variant` of `kernel`; null if unknown.
   const FunctionInfo *getFunctionInfo(const std::string &kernel,
-                                      bool vectorized) const;
+                                      int variant) const;
 
   /// Validates and launches on `stream`. No allocation, no synchronization
   /// on success.
@@ -128,7 +131,7 @@ private:
   const CudaDriver *driver = nullptr;
   struct Entry {
     const KernelInfo *info;
-    FunctionInfo vectorized, general;
+    std::vector<FunctionInfo> variants; ///< as KernelInfo::variants
   };
   std::vector<Entry> entries;
 };

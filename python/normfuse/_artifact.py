@@ -107,8 +107,12 @@ def read_artifact(path) -> ArtifactMeta:
         line_no += 1
         return line
 
-    if next_line() != "normfuse-artifact 1":
-        fail("not a normfuse artifact (expected 'normfuse-artifact 1')")
+    first = next_line() or ""
+    if not first.startswith("normfuse-artifact "):
+        fail("not a normfuse artifact (expected 'normfuse-artifact 2')")
+    if first != "normfuse-artifact 2":
+        fail(f"artifact format '{first[18:]}' is not the one this package "
+             "reads (2); recompile it with this version's nf-compile")
     kernel = None
     while True:
         line = next_line()

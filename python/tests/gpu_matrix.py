@@ -27,8 +27,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import normfuse  # noqa: E402
 from normfuse.testing import make_args, rel_error, tolerance  # noqa: E402
 
-ROW_D = [1, 7, 64, 100, 1000, 1536, 2240, 3072, 3840, 4096, 5120, 8192,
-         16384, 32768, 49152, 65536]
+# D dynamic runs a family of variants, each serving rows up to its capacity
+# (docs/Artifact.md): every capacity of the bf16 (8-element chunks) and f32
+# (4-element chunks) families, the first size past it, odd sizes (general
+# variants), and rows streamed past 16384 (bf16) / 8192 (f32) elements.
+ROW_D = [1, 7, 8, 16, 24, 64, 100, 128, 136, 192, 256, 264, 384, 512, 520,
+         768, 1000, 1024, 1028, 1536, 2048, 2056, 2240, 3072, 3840, 4096,
+         4104, 5120, 6144, 8192, 8200, 12288, 16384, 16392, 24576, 32768,
+         49152, 65536]
 LAYOUTS = ("contiguous", "offset", "padded")
 # cpu only to try the script itself: there the call runs the fallback too.
 DEVICE = os.environ.get("NF_MATRIX_DEVICE", "cuda")

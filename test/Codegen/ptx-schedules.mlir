@@ -8,8 +8,12 @@
 // RUN: nf-compile %s --sm sm_90 --dim D=1024 --threads-per-row 32 --emit=ptx | FileCheck %s --check-prefix=WARP
 // One CTA per row, across warps (D = 4096: 128 threads per row):
 // RUN: nf-compile %s --sm sm_90 --dim D=4096 --emit=ptx | FileCheck %s --check-prefix=CTA
-// D left dynamic: the row is streamed, 256 threads per row:
-// RUN: nf-compile %s --sm sm_80 --emit=ptx | FileCheck %s --check-prefix=STREAM
+// Streamed rows (--streaming; D is dynamic), 256 threads per row:
+// RUN: nf-compile %s --sm sm_80 --streaming --emit=ptx | FileCheck %s --check-prefix=STREAM
+// D left dynamic: the family, one variant per schedule a static D would
+// get (16-byte accesses) and the general variants for any alignment; rows
+// longer than 512 threads x 4 chunks are streamed by 1024 threads.
+// RUN: nf-compile %s --sm sm_90 --emit=ptx | FileCheck %s --check-prefix=FAMILY
 // D fixed but too long for one CTA's registers: streamed by 1024 threads;
 // with --max-cluster 8 (sm_90+), a cluster of 4 CTAs of 256 threads shares
 // the row (distributed shared memory for the reductions).
@@ -29,43 +33,43 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
   nf.return %y : !nf.row<bf16>
 }
 
-// MULTI-LABEL: .entry rms(
+// MULTI-LABEL: .entry rms_v0_multi_row16x1(
 // MULTI: .maxntid 128, 1, 1
 // MULTI-NOT: bar.sync
 // MULTI: ld.global.nc.v4.b32
 // MULTI: shfl.sync.bfly.b32
 // MULTI-NOT: bar.sync
 // MULTI: st.global.v4.b32
-// MULTI-LABEL: .entry rms_general(
+// MULTI-LABEL: .entry rms_g1_multi_row16x8(
 
-// WARP-LABEL: .entry rms(
+// WARP-LABEL: .entry rms_v0_warp32x4(
 // WARP: .maxntid 128, 1, 1
 // WARP-NOT: bar.sync
 // WARP: ld.global.nc.v4.b32
 // WARP-COUNT-5: shfl.sync.bfly.b32
 // WARP-NOT: bar.sync
 // WARP: st.global.v4.b32
-// WARP-LABEL: .entry rms_general(
+// WARP-LABEL: .entry rms_g1_streaming32(
 
-// CTA-LABEL: .entry rms(
+// CTA-LABEL: .entry rms_v0_cta128x4(
 // CTA: .maxntid 128, 1, 1
 // CTA: ld.global.nc.v4.b32
 // CTA: shfl.sync.bfly.b32
 // CTA: bar.sync
 // CTA: st.global.v4.b32
-// CTA-LABEL: .entry rms_general(
+// CTA-LABEL: .entry rms_g1_streaming128(
 
-// STREAM-LABEL: .entry rms(
+// STREAM-LABEL: .entry rms_v0_streaming256(
 // STREAM: .maxntid 256, 1, 1
 // STREAM: ld.global.nc.v4.b32
 // STREAM: shfl.sync.bfly.b32
 // STREAM: bar.sync
 // STREAM: st.global.v4.b32
-// STREAM-LABEL: .entry rms_general(
+// STREAM-LABEL: .entry rms_g1_streaming256(
 // STREAM-NOT: ld.global{{(.nc)?}}.v4.b32
 // STREAM-NOT: cp.async
 
-// LONG-LABEL: .entry rms(
+// LONG-LABEL: .entry rms_v0_streaming1024(
 // LONG: .maxntid 1024, 1, 1
 // LONG: ld.global.nc.v4.b32
 // LONG: bar.sync
@@ -73,11 +77,11 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 
 // The cross-warp scratch is read 16 bytes at a time: 16-byte aligned even
 // behind the cluster's slots.
-// CLUSTER-LABEL: .entry rms(
+// CLUSTER-LABEL: .entry rms_v0_cluster256x4(
 // CLUSTER: .maxntid 256, 1, 1
 // CLUSTER: .reqnctapercluster 4, 1, 1
-// CLUSTER: .shared .align 4 .b8 rms_cluster[4];
-// CLUSTER: .shared .align 16 .b8 __wg_rms_0[
+// CLUSTER: .shared .align 4 .b8 rms_v0_cluster256x4_cluster[4];
+// CLUSTER: .shared .align 16 .b8 __wg_rms_v0_cluster256x4_0[
 // CLUSTER: ld.global.nc.v4.b32
 // CLUSTER: shfl.sync.bfly.b32
 // CLUSTER: bar.sync
@@ -88,8 +92,8 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 // CLUSTER: st.global.v4.b32
 // CLUSTER: barrier.cluster.arrive;
 
-// STAGED: .extern .shared .align 16 .b8 rms_rows[];
-// STAGED-LABEL: .entry rms(
+// STAGED: .extern .shared .align 16 .b8 rms_v0_staged256_rows[];
+// STAGED-LABEL: .entry rms_v0_staged256(
 // STAGED: .maxntid 256, 1, 1
 // STAGED: %dynamic_smem_size
 // STAGED: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16;
@@ -98,16 +102,30 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 // STAGED: shfl.sync.bfly.b32
 // STAGED: bar.sync
 // STAGED: st.global.v4.b32
-// STAGED-LABEL: .entry rms_general(
+// STAGED-LABEL: .entry rms_g1_streaming256(
 // STAGED-NOT: cp.async
 
 // NOSTAGE-NOT: cp.async
 // NOSTAGE-NOT: dynamic_smem_size
 
-// The general variant of a cluster schedule streams its elements, spread
-// over the cluster's CTAs like the chunks; one cluster barrier per
-// reduction and one before exit.
-// CLUSTER-LABEL: .entry rms_general(
-// CLUSTER: .reqnctapercluster 4, 1, 1
-// CLUSTER-COUNT-2: barrier.cluster.arrive;
-// CLUSTER-NOT: barrier.cluster.arrive;
+// The general variant of a cluster schedule streams its elements in one
+// CTA per row: no cluster.
+// CLUSTER-LABEL: .entry rms_g1_streaming256(
+// CLUSTER-NOT: reqnctapercluster
+// CLUSTER-NOT: barrier.cluster
+
+// FAMILY-LABEL: .entry rms_v0_multi_row1x1(
+// FAMILY-LABEL: .entry rms_g1_multi_row1x8(
+// FAMILY-LABEL: .entry rms_v8_multi_row16x1(
+// FAMILY: .maxntid 128, 1, 1
+// FAMILY: ld.global.nc.v4.b32
+// FAMILY-LABEL: .entry rms_v15_warp32x4(
+// FAMILY-COUNT-4: ld.global.nc.v4.b32
+// FAMILY-LABEL: .entry rms_v21_cta128x4(
+// FAMILY: bar.sync
+// FAMILY-LABEL: .entry rms_v27_cta512x4(
+// FAMILY: .maxntid 512, 1, 1
+// FAMILY-LABEL: .entry rms_v29_streaming1024(
+// FAMILY: .maxntid 1024, 1, 1
+// FAMILY-LABEL: .entry rms_g30_streaming1024(
+// FAMILY-NOT: .entry

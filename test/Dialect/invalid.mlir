@@ -14,6 +14,79 @@ nf.kernel @row_of_int(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
   nf.return %0 : !nf.row<f32>
 }
 
+// -----
+
+//===----------------------------------------------------------------------===//
+// Attributes: #nf.schedule and #nf.variant
+//===----------------------------------------------------------------------===//
+
+// expected-error@+1 {{threads_per_row must be a power of two <= 1024, found 48}}
+module attributes {s = #nf.schedule<threads_per_row = 48, rows_per_cta = 1, chunk = 8, chunks_per_thread = 1>} {}
+
+// -----
+
+// expected-error@+1 {{a CTA of threads_per_row * rows_per_cta = 512 * 4 threads exceeds 1024}}
+module attributes {s = #nf.schedule<threads_per_row = 512, rows_per_cta = 4, chunk = 8, chunks_per_thread = 1>} {}
+
+// -----
+
+// expected-error@+1 {{chunk must be a power of two <= 16, found 6}}
+module attributes {s = #nf.schedule<threads_per_row = 32, rows_per_cta = 1, chunk = 6, chunks_per_thread = 1>} {}
+
+// -----
+
+// expected-error@+1 {{chunks_per_thread must be >= 0 (0: streamed), found -1}}
+module attributes {s = #nf.schedule<threads_per_row = 32, rows_per_cta = 1, chunk = 8, chunks_per_thread = -1>} {}
+
+// -----
+
+// expected-error@+1 {{rows_per_thread must be 1 to 8, found 9}}
+module attributes {s = #nf.schedule<threads_per_row = 32, rows_per_cta = 1, chunk = 8, chunks_per_thread = 1, rows_per_thread = 9>} {}
+
+// -----
+
+// expected-error@+1 {{stage_rows needs a streamed row (chunks_per_thread = 0)}}
+module attributes {s = #nf.schedule<threads_per_row = 32, rows_per_cta = 1, chunk = 8, chunks_per_thread = 1, stage_rows = true>} {}
+
+// -----
+
+// expected-error@+1 {{cluster_size must be 1, 2, 4 or 8, found 3}}
+module attributes {s = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 3>} {}
+
+// -----
+
+// expected-error@+1 {{a cluster shares one register-resident row of at least a warp per CTA}}
+module attributes {s = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0, cluster_size = 2>} {}
+
+// -----
+
+// expected-error@+1 {{variant name must be letters, digits and '_', found 'a-b'}}
+module attributes {v = #nf.variant<name = "a-b", vectorized = true, max_d = 0, schedule = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>>} {}
+
+// -----
+
+// expected-error@+1 {{max_d must be >= 0 (0: any D), found -1}}
+module attributes {v = #nf.variant<name = "v", vectorized = true, max_d = -1, schedule = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>>} {}
+
+// -----
+
+// A register-resident variant is wrong past its capacity, so it must say
+// how far it goes: 32 threads x 2 chunks x 8 elements.
+// expected-error@+1 {{variant 'v' keeps rows in registers, at most 512 elements, so max_d must be 1 to 512, found 0}}
+module attributes {v = #nf.variant<name = "v", vectorized = true, max_d = 0, schedule = #nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 2>>} {}
+
+// -----
+
+// expected-error@+1 {{variant 'v' keeps rows in registers, at most 512 elements, so max_d must be 1 to 512, found 1024}}
+module attributes {v = #nf.variant<name = "v", vectorized = true, max_d = 1024, schedule = #nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 2>>} {}
+
+// -----
+
+// expected-error@+1 {{general variant 'g' must have chunk 1, found 8}}
+module attributes {v = #nf.variant<name = "g", vectorized = false, max_d = 0, schedule = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>>} {}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // nf.load and broadcast kinds
 //===----------------------------------------------------------------------===//

@@ -1,13 +1,14 @@
-// RUN: nf-opt %s -nf-lower-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: nf-opt %s -nf-materialize-variants -nf-lower-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
 
-// A scheduled kernel becomes a vectorized and a general gpu.func with one
+// A kernel with one schedule becomes a vectorized and a general variant
+// (-nf-materialize-variants), each a gpu.func @<kernel>_<variant> with one
 // pointer per tensor, then the sizes and strides (passes/KernelABI.h).
 // The vectorized one loads 16-byte chunks with alignment 16, reduces with
 // xor shuffles over the 16 lanes of a row (offsets 8, 4, 2, 1) and stores
 // 16-byte chunks; the general one touches single elements.
 // CHECK: module attributes {gpu.container_module}
 // CHECK: gpu.module @nf_kernels
-// CHECK: gpu.func @rms(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64
+// CHECK: gpu.func @rms_v0_multi_row16x1(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64
 // CHECK-SAME: kernel
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
@@ -20,12 +21,10 @@
 // CHECK: llvm.call_intrinsic "llvm.nvvm.rcp.approx.ftz.f"
 // CHECK: llvm.call_intrinsic "llvm.nvvm.rsqrt.approx.f"
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
-// CHECK: gpu.func @rms_general(
+// CHECK: gpu.func @rms_g1_multi_row16x8(
 // CHECK: llvm.load %{{.*}} invariant {alignment = 2 : i64} : !llvm.ptr<1> -> bf16
 nf.kernel @rms(%x: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16>
-    attributes {nf.schedule = {chunk = 8 : i64, chunks_per_thread = 1 : i64,
-                               kind = "multi_row", rows_per_cta = 8 : i64,
-                               threads_per_row = 16 : i64}} {
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 1>]} {
   %eps = nf.constant 1.000000e-06 : f32
   %xb = nf.load %x [B, S, D] : tensor<?x?x128xbf16>
   %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
@@ -42,7 +41,7 @@ nf.kernel @rms(%x: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16>
 // Two rows per thread group (rows_per_thread = 2): the CTA covers 8 x 2
 // rows, rows 8 apart; both rows' [B, S, D] loads come before the first
 // row's shuffles, then each row reduces and stores in turn.
-// CHECK-LABEL: gpu.func @rms2(
+// CHECK-LABEL: gpu.func @rms2_v0_multi_row16x1(
 // CHECK: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
 // CHECK-NOT: gpu.shuffle
 // CHECK: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
@@ -50,12 +49,9 @@ nf.kernel @rms(%x: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16>
 // CHECK: llvm.store
 // CHECK-COUNT-4: gpu.shuffle
 // CHECK: llvm.store
-// CHECK: gpu.func @rms2_general(
+// CHECK: gpu.func @rms2_g1_multi_row16x8(
 nf.kernel @rms2(%x: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16>
-    attributes {nf.schedule = {chunk = 8 : i64, chunks_per_thread = 1 : i64,
-                               kind = "multi_row", rows_per_cta = 8 : i64,
-                               rows_per_thread = 2 : i64,
-                               threads_per_row = 16 : i64}} {
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 1, rows_per_thread = 2>]} {
   %eps = nf.constant 1.000000e-06 : f32
   %xb = nf.load %x [B, S, D] : tensor<?x?x128xbf16>
   %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
@@ -71,9 +67,7 @@ nf.kernel @rms2(%x: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16>
 
 // Composites must be decomposed first.
 nf.kernel @composite(%x: tensor<?x?x128xf32>) -> tensor<?x?x128xf32>
-    attributes {nf.schedule = {chunk = 4 : i64, chunks_per_thread = 1 : i64,
-                               kind = "warp", rows_per_cta = 4 : i64,
-                               threads_per_row = 32 : i64}} {
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 4, chunks_per_thread = 1>]} {
   %r = nf.load %x [B, S, D] : tensor<?x?x128xf32>
   // expected-error@+1 {{must be decomposed before lowering; run -nf-decompose}}
   %n = nf.rms_norm %r eps 1.0e-6 : !nf.row<f32>
@@ -83,7 +77,7 @@ nf.kernel @composite(%x: tensor<?x?x128xf32>) -> tensor<?x?x128xf32>
 // -----
 
 // Unscheduled kernels are refused.
-// expected-error@+1 {{has no nf.schedule attribute; run -nf-select-schedule first}}
+// expected-error@+1 {{needs a non-empty nf.schedules array of #nf.schedule; run -nf-select-schedule first}}
 nf.kernel @unscheduled(%x: tensor<?x?x128xf32>) -> tensor<?x?x128xf32> {
   %r = nf.load %x [B, S, D] : tensor<?x?x128xf32>
   nf.return %r : !nf.row<f32>
@@ -96,8 +90,8 @@ nf.kernel @unscheduled(%x: tensor<?x?x128xf32>) -> tensor<?x?x128xf32> {
 // one, waits for all but the newest group, and reads its own chunks back
 // from shared memory. The general variant takes the rows in turn without
 // staging.
-// CHECK: llvm.mlir.global internal @rms_ac_stage() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<4096 x i8>
-// CHECK-LABEL: gpu.func @rms_ac(
+// CHECK: llvm.mlir.global internal @rms_ac_v0_multi_row16x1_stage() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<4096 x i8>
+// CHECK-LABEL: gpu.func @rms_ac_v0_multi_row16x1(
 // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: nvvm.cp.async.shared.global
@@ -107,15 +101,11 @@ nf.kernel @unscheduled(%x: tensor<?x?x128xf32>) -> tensor<?x?x128xf32> {
 // CHECK: gpu.shuffle
 // CHECK: nvvm.cp.async.wait.group 0
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xbf16>
-// CHECK-LABEL: gpu.func @rms_ac_general(
+// CHECK-LABEL: gpu.func @rms_ac_g1_multi_row16x8(
 // CHECK-NOT: nvvm.cp.async
 // CHECK: gpu.return
 nf.kernel @rms_ac(%x: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16>
-    attributes {nf.schedule = {async_copy = true, chunk = 8 : i64,
-                               chunks_per_thread = 1 : i64,
-                               kind = "multi_row", rows_per_cta = 8 : i64,
-                               rows_per_thread = 2 : i64,
-                               threads_per_row = 16 : i64}} {
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 1, rows_per_thread = 2, async_copy = true>]} {
   %eps = nf.constant 1.000000e-06 : f32
   %xb = nf.load %x [B, S, D] : tensor<?x?x128xbf16>
   %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
@@ -135,12 +125,12 @@ nf.kernel @rms_ac(%x: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16>
 // launch's dynamic shared memory, and in the taken branch copies x's row
 // with cp.async, waits, and reads it back from shared memory; the other
 // branch streams. The general kernel only streams.
-// CHECK: llvm.mlir.global external @rms_staged_rows() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
-// CHECK-LABEL: gpu.func @rms_staged(
+// CHECK: llvm.mlir.global external @rms_staged_v0_staged256_rows() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+// CHECK-LABEL: gpu.func @rms_staged_v0_staged256(
 // CHECK: %[[AVAIL:.*]] = nvvm.read.ptx.sreg.dynamic.smem.size : i32
 // CHECK: %[[FITS:.*]] = arith.cmpi ule
 // CHECK: scf.if %[[FITS]] {
-// CHECK: llvm.mlir.addressof @rms_staged_rows : !llvm.ptr<3>
+// CHECK: llvm.mlir.addressof @rms_staged_v0_staged256_rows : !llvm.ptr<3>
 // CHECK: scf.for
 // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg
 // CHECK-NOT: nvvm.cp.async.shared.global
@@ -151,16 +141,13 @@ nf.kernel @rms_ac(%x: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16>
 // CHECK: } else {
 // CHECK-NOT: nvvm.cp.async
 // CHECK: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
-// CHECK-LABEL: gpu.func @rms_staged_general(
+// CHECK-LABEL: gpu.func @rms_staged_g1_streaming256(
 // CHECK-NOT: nvvm.cp.async
 // CHECK-NOT: dynamic.smem.size
 // CHECK: gpu.return
 nf.kernel @rms_staged(%x: tensor<?x?x?xbf16>, %g: tensor<?x?x?xbf16>)
     -> tensor<?x?x?xbf16>
-    attributes {nf.schedule = {chunk = 8 : i64, chunks_per_thread = 0 : i64,
-                               kind = "staged", rows_per_cta = 1 : i64,
-                               stage_rows = true,
-                               threads_per_row = 256 : i64}} {
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0, stage_rows = true>]} {
   %eps = nf.constant 1.000000e-06 : f32
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
   %gb = nf.load %g [B, S, D] : tensor<?x?x?xbf16>
@@ -183,8 +170,8 @@ nf.kernel @rms_staged(%x: tensor<?x?x?xbf16>, %g: tensor<?x?x?xbf16>)
 // one thread publishes it, the cluster synchronizes, and every thread adds
 // the published values of ranks 0 and 1 through distributed shared memory.
 // A last cluster barrier keeps a CTA's slots alive until all have read them.
-// CHECK: llvm.mlir.global internal @rms_cl_cluster() {addr_space = 3 : i32, alignment = 4 : i64} : !llvm.array<1 x f32>
-// CHECK-LABEL: gpu.func @rms_cl(
+// CHECK: llvm.mlir.global internal @rms_cl_v0_cluster64x1_cluster() {addr_space = 3 : i32, alignment = 4 : i64} : !llvm.array<1 x f32>
+// CHECK-LABEL: gpu.func @rms_cl_v0_cluster64x1(
 // CHECK-SAME: nvvm.cluster_dim = array<i32: 2, 1, 1>
 // CHECK: gpu.barrier
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<3>
@@ -197,13 +184,10 @@ nf.kernel @rms_staged(%x: tensor<?x?x?xbf16>, %g: tensor<?x?x?xbf16>)
 // CHECK: nvvm.cluster.arrive
 // CHECK-NEXT: nvvm.cluster.wait
 // CHECK: gpu.return
-// CHECK-LABEL: gpu.func @rms_cl_general(
+// CHECK-LABEL: gpu.func @rms_cl_g1_cluster64x8(
 // CHECK-SAME: nvvm.cluster_dim = array<i32: 2, 1, 1>
 nf.kernel @rms_cl(%x: tensor<?x?x1024xbf16>) -> tensor<?x?x1024xbf16>
-    attributes {nf.schedule = {chunk = 8 : i64, chunks_per_thread = 1 : i64,
-                               cluster_size = 2 : i64, kind = "cluster",
-                               rows_per_cta = 1 : i64,
-                               threads_per_row = 64 : i64}} {
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 64, rows_per_cta = 1, chunk = 8, chunks_per_thread = 1, cluster_size = 2>]} {
   %eps = nf.constant 1.000000e-06 : f32
   %xb = nf.load %x [B, S, D] : tensor<?x?x1024xbf16>
   %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>

@@ -11,13 +11,13 @@
 // groups per 128-thread CTA, two rows per thread group (rows shorter than a
 // warp).
 // CHECK-LABEL: nf.kernel @head
-// CHECK-SAME: nf.schedule = {chunk = 8 : i64, chunks_per_thread = 1 : i64, kind = "multi_row", rows_per_cta = 8 : i64, rows_per_thread = 2 : i64, threads_per_row = 16 : i64}
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 1, rows_per_thread = 2>]}
 // RPT-LABEL: nf.kernel @head
-// RPT-SAME: rows_per_thread = 3 : i64
+// RPT-SAME: rows_per_thread = 3>]
 // FORCED-LABEL: nf.kernel @head
-// FORCED-SAME: nf.schedule = {chunk = 8 : i64, chunks_per_thread = 1 : i64, kind = "warp", rows_per_cta = 2 : i64, threads_per_row = 32 : i64}
+// FORCED-SAME: nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 2, chunk = 8, chunks_per_thread = 1>]}
 // STREAM-LABEL: nf.kernel @head
-// STREAM-SAME: kind = "streaming", rows_per_cta = 1 : i64, threads_per_row = 256 : i64
+// STREAM-SAME: nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
 nf.kernel @head(%q: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16> {
   %r = nf.load %q [B, S, D] : tensor<?x?x128xbf16>
   nf.return %r : !nf.row<bf16>
@@ -28,9 +28,9 @@ nf.kernel @head(%q: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16> {
 // f32, D = 3072: 768 chunks of 4 -> 256 threads with 3 chunks each: a
 // CTA per row.
 // CHECK-LABEL: nf.kernel @wide
-// CHECK-SAME: nf.schedule = {chunk = 4 : i64, chunks_per_thread = 3 : i64, kind = "cta", rows_per_cta = 1 : i64, threads_per_row = 256 : i64}
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 4, chunks_per_thread = 3>]}
 // RPT-LABEL: nf.kernel @wide
-// RPT-SAME: rows_per_thread = 3 : i64
+// RPT-SAME: rows_per_thread = 3>]
 nf.kernel @wide(%x: tensor<?x?x3072xf32>) -> tensor<?x?x3072xf32> {
   %r = nf.load %x [B, S, D] : tensor<?x?x3072xf32>
   nf.return %r : !nf.row<f32>
@@ -38,9 +38,23 @@ nf.kernel @wide(%x: tensor<?x?x3072xf32>) -> tensor<?x?x3072xf32> {
 
 // -----
 
-// D dynamic: streaming.
+// D dynamic: a family, what a static D would get for every distinct
+// choice up to 512 threads x 4 chunks (bf16: D <= 16384), smallest first,
+// then 1024 threads streaming longer rows. An option that forces a choice
+// gives that one schedule (streaming with 256 threads for a dynamic D).
 // CHECK-LABEL: nf.kernel @any
-// CHECK-SAME: kind = "streaming"
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1, rows_per_cta = 128, chunk = 8, chunks_per_thread = 1, rows_per_thread = 2>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 1, rows_per_thread = 2>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 4, rows_per_thread = 2>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 3>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 4>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
+// FORCED-LABEL: nf.kernel @any
+// FORCED-SAME: nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 2, chunk = 8, chunks_per_thread = 0>]}
+// RPT-LABEL: nf.kernel @any
+// RPT-SAME: nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
 nf.kernel @any(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
   %r = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
   nf.return %r : !nf.row<bf16>
@@ -49,15 +63,17 @@ nf.kernel @any(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
 // -----
 
 // D dynamic with a reduction over a [B, S, D] row (decomposed: the
-// pipeline runs nf-decompose first): streaming; with stage-rows, staged
-// (the vectorized variant stages x in dynamic shared memory when the launch
-// provides it). With nothing a reduction reads (@any above) there is
-// nothing to stage.
+// pipeline runs nf-decompose first): the family; with stage-rows, one
+// staged schedule (the vectorized variant stages x in dynamic shared
+// memory when the launch provides it). With nothing a reduction reads
+// (@any above) there is nothing to stage.
 // CHECK-LABEL: nf.kernel @any_norm
-// CHECK-SAME: kind = "streaming", rows_per_cta = 1 : i64, threads_per_row = 256 : i64
+// CHECK-SAME: #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
 // CHECK-NOT: stage_rows
+// STAGE-LABEL: nf.kernel @any
+// STAGE-SAME: nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
 // STAGE-LABEL: nf.kernel @any_norm
-// STAGE-SAME: kind = "staged", rows_per_cta = 1 : i64, stage_rows = true, threads_per_row = 256 : i64
+// STAGE-SAME: nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0, stage_rows = true>]}
 nf.kernel @any_norm(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
   %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
@@ -73,18 +89,17 @@ nf.kernel @any_norm(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
 // 512 threads x 4 chunks in registers; D = 32768 would need 1024 threads
 // (64 registers each: spills), so it is streamed, with 1024 threads.
 // CHECK-LABEL: nf.kernel @long16k
-// CHECK-SAME: chunks_per_thread = 4 : i64, kind = "cta", rows_per_cta = 1 : i64, threads_per_row = 512 : i64
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>]}
 // CHECK-LABEL: nf.kernel @long32k
-// CHECK-SAME: chunks_per_thread = 0 : i64, kind = "streaming", rows_per_cta = 1 : i64, threads_per_row = 1024 : i64
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
 // With clusters (nf-compile allows 8 on sm_90+): 4096 chunks over CTAs of
 // 256 threads, 4 chunks each: 4 CTAs per row. Allowed only 2: streamed.
 // CLUSTER-LABEL: nf.kernel @long16k
-// CLUSTER-SAME: kind = "cta"
+// CLUSTER-SAME: nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>]}
 // CLUSTER-LABEL: nf.kernel @long32k
-// CLUSTER-SAME: chunks_per_thread = 4 : i64, cluster_size = 4 : i64, kind = "cluster", rows_per_cta = 1 : i64, threads_per_row = 256 : i64
+// CLUSTER-SAME: nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 4>]}
 // CLUSTER2-LABEL: nf.kernel @long32k
-// CLUSTER2-SAME: kind = "streaming"
-// CLUSTER2-NOT: cluster_size
+// CLUSTER2-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
 nf.kernel @long16k(%x: tensor<?x?x16384xbf16>) -> tensor<?x?x16384xbf16> {
   %r = nf.load %x [B, S, D] : tensor<?x?x16384xbf16>
   nf.return %r : !nf.row<bf16>

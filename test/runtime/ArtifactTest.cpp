@@ -8,6 +8,8 @@
 
 #include "RuntimeTestSupport.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -29,6 +31,64 @@ const ParamInfo *findParam(const KernelInfo &kernel, const std::string &kind,
   return nullptr;
 }
 
+/// A bound on D that orders variants: max_d, or "any" for 0.
+int64_t bound(const VariantInfo &v) { return v.maxD == 0 ? INT64_MAX : v.maxD; }
+
+/// What every family of variants nf-compile writes satisfies: functions in
+/// the PTX, schedules the launch can divide by, register-resident variants
+/// bounded by what they hold, the order the runtime relies on (by the rows
+/// they serve, a vectorized variant before the general one of the same
+/// bound), and a general variant for every row a vectorized one serves.
+void expectSoundFamily(const Artifact &artifact, const KernelInfo &k) {
+  SCOPED_TRACE(k.name);
+  ASSERT_FALSE(k.variants.empty());
+  int64_t mostVectorized = 0, mostGeneral = 0;
+  for (size_t i = 0; i < k.variants.size(); ++i) {
+    const VariantInfo &v = k.variants[i];
+    SCOPED_TRACE(v.function);
+    EXPECT_EQ(v.function.rfind(k.name + "_", 0), 0u);
+    for (size_t j = 0; j < i; ++j) {
+      EXPECT_NE(k.variants[j].function, v.function) << "twice";
+    }
+    EXPECT_NE(artifact.ptx.find(".visible .entry " + v.function + "("),
+              std::string::npos);
+    EXPECT_FALSE(v.schedule.empty());
+    // rows_per_cta: the row groups of a CTA times the rows a group holds.
+    ASSERT_GT(v.threadsPerRow, 0);
+    EXPECT_EQ(v.blockSize % v.threadsPerRow, 0);
+    ASSERT_GT(v.blockSize / v.threadsPerRow, 0);
+    EXPECT_EQ(v.rowsPerCta % (v.blockSize / v.threadsPerRow), 0);
+    // General variants access one element at a time.
+    if (v.vectorized) {
+      EXPECT_GT(v.chunk, 1);
+    } else {
+      EXPECT_EQ(v.chunk, 1);
+    }
+    // A register-resident variant serves exactly the rows it holds; a
+    // streaming one holds none.
+    int64_t capacity =
+        (int64_t)v.threadsPerRow * v.clusterSize * v.chunksPerThread * v.chunk;
+    if (v.chunksPerThread > 0) {
+      EXPECT_EQ(v.maxD, capacity);
+    } else {
+      EXPECT_TRUE(v.schedule == "streaming" || v.schedule == "staged")
+          << v.schedule;
+    }
+    if (i > 0) {
+      const VariantInfo &prev = k.variants[i - 1];
+      EXPECT_LE(bound(prev), bound(v)) << "after " << prev.function;
+      if (bound(prev) == bound(v)) {
+        EXPECT_FALSE(!prev.vectorized && v.vectorized)
+            << "after " << prev.function;
+      }
+    }
+    (v.vectorized ? mostVectorized : mostGeneral) =
+        std::max(v.vectorized ? mostVectorized : mostGeneral, bound(v));
+  }
+  EXPECT_GE(mostGeneral, mostVectorized)
+      << "a misaligned row that a vectorized variant serves has no variant";
+}
+
 TEST(ArtifactTest, ReadsCompilerOutput) {
   Artifact artifact = loadArtifact("fused");
   EXPECT_EQ(artifact.target, "sm_90");
@@ -38,18 +98,40 @@ TEST(ArtifactTest, ReadsCompilerOutput) {
   EXPECT_EQ(artifact.findKernel("nope"), nullptr);
 
   EXPECT_EQ(k.name, "fused_add_gate_norm");
-  EXPECT_FALSE(k.schedule.empty());
-  EXPECT_GT(k.threadsPerRow, 0);
-  EXPECT_GT(k.rowsPerCta, 0);
-  EXPECT_GT(k.chunk, 0);
-  EXPECT_EQ(k.blockSize, k.threadsPerRow * k.rowsPerCta);
   EXPECT_EQ(k.rowLength, -1);
-  // D dynamic: streamed rows (row staging is an option).
-  EXPECT_EQ(k.schedule, "streaming");
-  EXPECT_EQ(k.stageBytesPerElement, 0);
-  EXPECT_EQ(k.vectorizedFunction, "fused_add_gate_norm");
-  EXPECT_EQ(k.generalFunction, "fused_add_gate_norm_general");
   EXPECT_EQ(k.numChains, 1);
+
+  // D dynamic: a family of variants, from short register-resident rows to
+  // unbounded streamed ones.
+  expectSoundFamily(artifact, k);
+  ASSERT_GT(k.variants.size(), 4u);
+  int registerResident = 0;
+  for (const VariantInfo &v : k.variants) {
+    SCOPED_TRACE(v.function);
+    // Row staging is an option (--stage-rows).
+    EXPECT_EQ(v.stageBytesPerElement, 0);
+    EXPECT_EQ(v.clusterSize, 1);
+    // bf16 rows: 16-byte chunks of 8 elements.
+    if (v.vectorized) {
+      EXPECT_EQ(v.chunk, 8);
+    }
+    registerResident += v.chunksPerThread > 0;
+  }
+  EXPECT_GT(registerResident, 2);
+  // The last two serve any D: streamed, vectorized then general.
+  const VariantInfo &vec = k.variants[k.variants.size() - 2];
+  const VariantInfo &gen = k.variants.back();
+  EXPECT_TRUE(vec.vectorized);
+  EXPECT_FALSE(gen.vectorized);
+  for (const VariantInfo *v : {&vec, &gen}) {
+    SCOPED_TRACE(v->function);
+    EXPECT_EQ(v->maxD, 0);
+    EXPECT_EQ(v->schedule, "streaming");
+    EXPECT_EQ(v->chunksPerThread, 0);
+  }
+  // Every other one is bounded.
+  for (size_t i = 0; i + 2 < k.variants.size(); ++i)
+    EXPECT_GT(k.variants[i].maxD, 0) << k.variants[i].function;
 
   ASSERT_EQ(k.args.size(), 4u);
   const char *names[] = {"x", "residual", "gate", "weight"};
@@ -87,10 +169,13 @@ TEST(ArtifactTest, ReadsCompilerOutput) {
   EXPECT_EQ(x->name, "x");
   EXPECT_EQ(findParam(k, "row_length", 0)->type, "i64");
 
-  EXPECT_NE(artifact.ptx.find(".visible .entry fused_add_gate_norm("),
-            std::string::npos);
-  EXPECT_NE(artifact.ptx.find(".visible .entry fused_add_gate_norm_general("),
-            std::string::npos);
+  // One entry point per variant (checked above), and no other.
+  size_t entries = 0;
+  for (size_t at = 0;
+       (at = artifact.ptx.find(".visible .entry ", at)) != std::string::npos;
+       ++at)
+    ++entries;
+  EXPECT_EQ(entries, k.variants.size());
   EXPECT_TRUE(artifact.cubin.empty());
 
   // The PyTorch fallback of the same IR, whole: header to kernel table.
@@ -109,25 +194,61 @@ TEST(ArtifactTest, ReadsCompilerOutput) {
   EXPECT_EQ(torch.back(), '\n');
 }
 
+TEST(ArtifactTest, EveryFamilyIsSound) {
+  for (const char *name :
+       {"fused", "fused_d3072", "fused_staged", "fused_d32768", "qk_neox",
+        "qk_neox_dynamic_d", "qk_interleaved", "frames", "select"}) {
+    SCOPED_TRACE(name);
+    Artifact artifact = loadArtifact(name);
+    ASSERT_FALSE(artifact.kernels.empty());
+    for (const KernelInfo &k : artifact.kernels)
+      expectSoundFamily(artifact, k);
+  }
+}
+
 TEST(ArtifactTest, ReadsStagedRows) {
   // nf-compile --stage-rows: residual (bf16) feeds the norm and is staged;
-  // x is read only after it and is not.
+  // x is read only after it and is not. Only vectorized variants stage.
   Artifact artifact = loadArtifact("fused_staged");
   ASSERT_EQ(artifact.kernels.size(), 1u);
-  EXPECT_EQ(artifact.kernels[0].schedule, "staged");
-  EXPECT_EQ(artifact.kernels[0].stageBytesPerElement, 2);
+  int staged = 0;
+  for (const VariantInfo &v : artifact.kernels[0].variants) {
+    SCOPED_TRACE(v.function);
+    if (v.schedule == "staged") {
+      ++staged;
+      EXPECT_TRUE(v.vectorized);
+      EXPECT_EQ(v.stageBytesPerElement, 2);
+      EXPECT_EQ(v.chunksPerThread, 0);
+    } else {
+      EXPECT_EQ(v.stageBytesPerElement, 0);
+    }
+    if (!v.vectorized) {
+      EXPECT_EQ(v.schedule, "streaming");
+    }
+  }
+  EXPECT_GT(staged, 0);
 }
 
 TEST(ArtifactTest, ReadsCluster) {
-  // D = 32768 on sm_90: 4096 chunks over 4 CTAs of 256 threads.
+  // D = 32768 on sm_90: 4096 chunks over 4 CTAs of 256 threads; the
+  // general variant streams, without a cluster.
   Artifact artifact = loadArtifact("fused_d32768");
   const KernelInfo &k = artifact.kernels[0];
-  EXPECT_EQ(k.schedule, "cluster");
-  EXPECT_EQ(k.clusterSize, 4);
-  EXPECT_EQ(k.rowsPerCta, 1);
-  EXPECT_EQ(k.blockSize, 256);
+  ASSERT_EQ(k.variants.size(), 2u);
+  const VariantInfo &v = k.variants[0];
+  EXPECT_TRUE(v.vectorized);
+  EXPECT_EQ(v.schedule, "cluster");
+  EXPECT_EQ(v.clusterSize, 4);
+  EXPECT_EQ(v.rowsPerCta, 1);
+  EXPECT_EQ(v.blockSize, 256);
+  EXPECT_EQ(v.maxD, 32768);
+  const VariantInfo &g = k.variants[1];
+  EXPECT_FALSE(g.vectorized);
+  EXPECT_EQ(g.schedule, "streaming");
+  EXPECT_EQ(g.clusterSize, 1);
   // Without clusters the count is 1.
-  EXPECT_EQ(loadArtifact("fused_d3072").kernels[0].clusterSize, 1);
+  for (const VariantInfo &v : loadArtifact("fused_d3072").kernels[0].variants)
+    EXPECT_EQ(v.clusterSize, 1) << v.function;
 }
 
 TEST(ArtifactTest, ReadsStaticRowLength) {
@@ -135,8 +256,18 @@ TEST(ArtifactTest, ReadsStaticRowLength) {
   ASSERT_EQ(artifact.kernels.size(), 1u);
   const KernelInfo &k = artifact.kernels[0];
   EXPECT_EQ(k.rowLength, 3072);
-  // Register-resident: nothing staged.
-  EXPECT_EQ(k.stageBytesPerElement, 0);
+  // A static D: one schedule, its vectorized and its general variant, both
+  // serving D.
+  ASSERT_EQ(k.variants.size(), 2u);
+  EXPECT_TRUE(k.variants[0].vectorized);
+  EXPECT_EQ(k.variants[0].schedule, "cta");
+  EXPECT_FALSE(k.variants[1].vectorized);
+  for (const VariantInfo &v : k.variants) {
+    SCOPED_TRACE(v.function);
+    EXPECT_GE(bound(v), 3072);
+    // Register-resident: nothing staged.
+    EXPECT_EQ(v.stageBytesPerElement, 0);
+  }
   EXPECT_EQ(k.args[0].shape, (Shape{-1, -1, 3072}));
   EXPECT_EQ(k.args[3].shape, (Shape{3072}));
   EXPECT_EQ(k.results[0].shape, (Shape{-1, -1, 3072}));
@@ -165,6 +296,36 @@ TEST(ArtifactTest, ReadsTwoChainsInPlaceAndRope) {
   EXPECT_EQ(k.results[1].chain, 1);
   EXPECT_TRUE(findParam(k, "cache_rows", 4));
   EXPECT_TRUE(findParam(k, "chain_rows", 1));
+  ASSERT_EQ(k.variants.size(), 2u);
+  EXPECT_TRUE(k.variants[0].vectorized);
+  EXPECT_FALSE(k.variants[1].vectorized);
+}
+
+TEST(ArtifactTest, InPlaceRotaryHoldsRowsInRegisters) {
+  // Written in place and rotated: a row is read whole before any of it is
+  // stored, so every variant, the general ones too, is register-resident
+  // and bounded; with D dynamic no variant serves every D.
+  for (const char *name : {"qk_neox", "qk_interleaved", "qk_neox_dynamic_d"}) {
+    SCOPED_TRACE(name);
+    Artifact artifact = loadArtifact(name);
+    ASSERT_EQ(artifact.kernels.size(), 1u);
+    const KernelInfo &k = artifact.kernels[0];
+    int general = 0;
+    for (const VariantInfo &v : k.variants) {
+      SCOPED_TRACE(v.function);
+      EXPECT_GT(v.chunksPerThread, 0);
+      EXPECT_GT(v.maxD, 0);
+      EXPECT_EQ(v.stageBytesPerElement, 0);
+      general += !v.vectorized;
+    }
+    EXPECT_GT(general, 0);
+  }
+  const KernelInfo &k = loadArtifact("qk_neox_dynamic_d").kernels[0];
+  EXPECT_EQ(k.rowLength, -1);
+  EXPECT_EQ(k.results[0].inPlace, 0);
+  EXPECT_EQ(k.results[1].inPlace, 1);
+  EXPECT_GT(k.variants.size(), 4u);
+  EXPECT_GT(k.variants.back().maxD, 4096);
 }
 
 TEST(ArtifactTest, ReadsScalarArgument) {
@@ -218,18 +379,37 @@ const char *const kPtx = ".version 7.8\n"
                          "{\n"
                          "}\n";
 
+// The variants of the hand-written artifact (lines 5 to 8): two register-
+// resident ones of 16 x 1 x 8 = 128 elements, one of a 2-CTA cluster holding
+// 128 x 2 x 2 x 8 = 4096, and one streamed for any D.
+const char *const kV0 = "variant k_v0 vectorized max_d 128 schedule multi_row "
+                        "threads_per_row 16 rows_per_cta 32 chunk 8 "
+                        "chunks_per_thread 1 block 256 shared 0 cluster 1 "
+                        "stage 0";
+const char *const kG1 = "variant k_g1 general max_d 128 schedule multi_row "
+                        "threads_per_row 16 rows_per_cta 32 chunk 1 "
+                        "chunks_per_thread 8 block 256 shared 0 cluster 1 "
+                        "stage 0";
+const char *const kV2 = "variant k_v2 vectorized max_d 4096 schedule cluster "
+                        "threads_per_row 128 rows_per_cta 1 chunk 8 "
+                        "chunks_per_thread 2 block 128 shared 16 cluster 2 "
+                        "stage 0";
+const char *const kG3 = "variant k_g3 general max_d 0 schedule streaming "
+                        "threads_per_row 512 rows_per_cta 1 chunk 1 "
+                        "chunks_per_thread 0 block 512 shared 64 cluster 1 "
+                        "stage 0";
+
 /// A small valid artifact, one line per element (line i + 1 of the file).
 std::vector<std::string> validLines() {
   return {
-      "normfuse-artifact 1", // 1
-      "target sm_90",        // 2
-      "kernel k",            // 3
-      "schedule multi_row threads_per_row 16 rows_per_cta 16 chunk 8 "
-      "chunks_per_thread 1",                    // 4
-      "block 256 shared 0",                     // 5
-      "row_length ?",                           // 6
-      "function vectorized k",                  // 7
-      "function general k_general",             // 8
+      "normfuse-artifact 2",                    // 1
+      "target sm_90",                           // 2
+      "kernel k",                               // 3
+      "row_length ?",                           // 4
+      kV0,                                      // 5
+      kG1,                                      // 6
+      kV2,                                      // 7
+      kG3,                                      // 8
       "chains 1",                               // 9
       "arg 0 x tensor bf16 ?x?x? data BSD 0",   // 10
       "arg 1 w tensor f32 ? data D 0",          // 11
@@ -241,6 +421,33 @@ std::vector<std::string> validLines() {
       "param row_length 0 0 i64 D",             // 17
       "param arg_stride 0 0 i64 stride.x.0",    // 18
       "end",                                    // 19
+  };
+}
+
+/// The same kernel in format 1 (before variants): one schedule, block,
+/// and a vectorized and a general function.
+std::vector<std::string> formatOneLines() {
+  return {
+      "normfuse-artifact 1",
+      "target sm_90",
+      "kernel k",
+      "schedule multi_row threads_per_row 16 rows_per_cta 16 chunk 8 "
+      "chunks_per_thread 1",
+      "block 256 shared 0",
+      "row_length ?",
+      "function vectorized k",
+      "function general k_general",
+      "chains 1",
+      "arg 0 x tensor bf16 ?x?x? data BSD 0",
+      "arg 1 w tensor f32 ? data D 0",
+      "result 0 bf16 ?x?x? chain 0 in_place -",
+      "param arg_ptr 0 0 !llvm.ptr<1> x",
+      "param arg_ptr 1 0 !llvm.ptr<1> w",
+      "param result_ptr 0 0 !llvm.ptr<1> out0",
+      "param chain_rows 0 0 i64 rows.0",
+      "param row_length 0 0 i64 D",
+      "param arg_stride 0 0 i64 stride.x.0",
+      "end",
   };
 }
 
@@ -269,6 +476,44 @@ std::string withoutLine(int lineNo) {
   return join(lines);
 }
 
+std::vector<std::string> words(const std::string &line) {
+  std::istringstream in(line);
+  std::vector<std::string> w;
+  for (std::string word; in >> word;)
+    w.push_back(word);
+  return w;
+}
+
+std::string unwords(const std::vector<std::string> &w) {
+  std::string line;
+  for (const std::string &word : w)
+    line += (line.empty() ? "" : " ") + word;
+  return line;
+}
+
+/// `line` with word `index` (0-based) replaced by `text`.
+std::string withWord(const std::string &line, size_t index,
+                     const std::string &text) {
+  std::vector<std::string> w = words(line);
+  w.at(index) = text;
+  return unwords(w);
+}
+
+/// Where the fields of a variant line are (word index).
+enum VariantWord {
+  kVectorized = 2,
+  kMaxD = 4,
+  kSchedule = 6,
+  kThreadsPerRow = 8,
+  kRowsPerCta = 10,
+  kChunk = 12,
+  kChunksPerThread = 14,
+  kBlock = 16,
+  kShared = 18,
+  kCluster = 20,
+  kStage = 22,
+};
+
 /// Expects `text` to be rejected at `lineNo` with a message containing
 /// `what`.
 void expectRejected(const std::string &text, int lineNo,
@@ -282,17 +527,42 @@ void expectRejected(const std::string &text, int lineNo,
       << "error: " << error << "\nmissing: " << what;
 }
 
+void expectAccepted(const std::string &text) {
+  Artifact artifact;
+  std::string error;
+  EXPECT_TRUE(parseArtifact(text, artifact, error)) << error << "\n" << text;
+}
+
 TEST(ArtifactTest, ValidHandWritten) {
   Artifact artifact;
   std::string error;
   ASSERT_TRUE(parseArtifact(join(validLines()), artifact, error)) << error;
   ASSERT_EQ(artifact.kernels.size(), 1u);
   EXPECT_EQ(artifact.ptx, kPtx);
-  EXPECT_EQ(artifact.kernels[0].params.size(), 6u);
+  const KernelInfo &k = artifact.kernels[0];
+  EXPECT_EQ(k.params.size(), 6u);
+  EXPECT_EQ(k.rowLength, -1);
+  // The variants in the order of the file.
+  ASSERT_EQ(k.variants.size(), 4u);
+  const char *functions[] = {"k_v0", "k_g1", "k_v2", "k_g3"};
+  const bool vectorized[] = {true, false, true, false};
+  const int64_t maxD[] = {128, 128, 4096, 0};
+  const char *schedules[] = {"multi_row", "multi_row", "cluster", "streaming"};
+  const int clusters[] = {1, 1, 2, 1};
+  for (int i = 0; i < 4; ++i) {
+    SCOPED_TRACE(functions[i]);
+    const VariantInfo &v = k.variants[i];
+    EXPECT_EQ(v.function, functions[i]);
+    EXPECT_EQ(v.vectorized, vectorized[i]);
+    EXPECT_EQ(v.maxD, maxD[i]);
+    EXPECT_EQ(v.schedule, schedules[i]);
+    EXPECT_EQ(v.clusterSize, clusters[i]);
+  }
   // Blank lines are allowed between entries.
   std::vector<std::string> lines = validLines();
   lines.insert(lines.begin() + 5, "");
   EXPECT_TRUE(parseArtifact(join(lines), artifact, error)) << error;
+  EXPECT_EQ(artifact.kernels[0].variants.size(), 4u);
   // A cubin after the PTX.
   std::string cubin("\x7f"
                     "ELF\n\0\1\2",
@@ -324,14 +594,122 @@ TEST(ArtifactTest, ValidHandWritten) {
   EXPECT_EQ(artifact.torchSource, "import");
 }
 
+TEST(ArtifactTest, ReadsEveryFieldOfAVariant) {
+  // Every number different, so that none is read from another's place.
+  Artifact artifact;
+  std::string error;
+  ASSERT_TRUE(parseArtifact(
+      withLine(7, "variant k_x vectorized max_d 3000 schedule staged "
+                  "threads_per_row 64 rows_per_cta 3 chunk 4 "
+                  "chunks_per_thread 0 block 192 shared 48 cluster 5 stage 6"),
+      artifact, error))
+      << error;
+  ASSERT_EQ(artifact.kernels[0].variants.size(), 4u);
+  const VariantInfo &v = artifact.kernels[0].variants[2];
+  EXPECT_EQ(v.function, "k_x");
+  EXPECT_TRUE(v.vectorized);
+  EXPECT_EQ(v.maxD, 3000);
+  EXPECT_EQ(v.schedule, "staged");
+  EXPECT_EQ(v.threadsPerRow, 64);
+  EXPECT_EQ(v.rowsPerCta, 3);
+  EXPECT_EQ(v.chunk, 4);
+  EXPECT_EQ(v.chunksPerThread, 0);
+  EXPECT_EQ(v.blockSize, 192);
+  EXPECT_EQ(v.sharedBytes, 48);
+  EXPECT_EQ(v.clusterSize, 5);
+  EXPECT_EQ(v.stageBytesPerElement, 6);
+  // max_d is 64-bit.
+  ASSERT_TRUE(parseArtifact(withLine(8, withWord(kG3, kMaxD, "8589934592")),
+                            artifact, error))
+      << error;
+  EXPECT_EQ(artifact.kernels[0].variants[3].maxD, int64_t(1) << 33);
+}
+
+TEST(ArtifactTest, OneGeneralVariantIsEnough) {
+  // The runtime takes the first variant whose guard holds, and says so when
+  // none does (PlanLaunchTest); but every row length a vectorized variant
+  // serves must have a general variant for other alignments.
+  for (int keep : {6, 8}) {
+    SCOPED_TRACE(keep);
+    std::vector<std::string> lines = validLines();
+    lines.erase(lines.begin() + 4, lines.begin() + 8);
+    lines.insert(lines.begin() + 4, validLines()[keep - 1]);
+    Artifact artifact;
+    std::string error;
+    ASSERT_TRUE(parseArtifact(join(lines), artifact, error)) << error;
+    ASSERT_EQ(artifact.kernels[0].variants.size(), 1u);
+    EXPECT_EQ(artifact.kernels[0].variants[0].function,
+              words(validLines()[keep - 1])[1]);
+  }
+  // Vectorized variants alone, or longer than every general one: refused
+  // ("end" is line 16 with one variant, 19 with all four).
+  for (int keep : {5, 7}) {
+    SCOPED_TRACE(keep);
+    std::vector<std::string> lines = validLines();
+    lines.erase(lines.begin() + 4, lines.begin() + 8);
+    lines.insert(lines.begin() + 4, validLines()[keep - 1]);
+    expectRejected(join(lines), 16,
+                   "kernel 'k': no general variant serves every row length "
+                   "the vectorized ones do");
+  }
+  expectRejected(withoutLine(8), 18,
+                 "kernel 'k': no general variant serves every row length the "
+                 "vectorized ones do");
+  // Any other one left out.
+  for (int line : {5, 6, 7})
+    expectAccepted(withoutLine(line));
+  // In any order.
+  std::vector<std::string> lines = validLines();
+  std::reverse(lines.begin() + 4, lines.begin() + 8);
+  Artifact artifact;
+  std::string error;
+  ASSERT_TRUE(parseArtifact(join(lines), artifact, error)) << error;
+  EXPECT_EQ(artifact.kernels[0].variants[0].function, "k_g3");
+}
+
+TEST(ArtifactTest, NoVariant) {
+  std::vector<std::string> lines = validLines();
+  lines.erase(lines.begin() + 4, lines.begin() + 8);
+  // "end" is now line 15.
+  expectRejected(join(lines), 15, "kernel 'k': no variant");
+  // The variants blanked out: "end" stays line 19.
+  lines = validLines();
+  for (int i = 4; i < 8; ++i)
+    lines[i] = "";
+  expectRejected(join(lines), 19, "kernel 'k': no variant");
+}
+
 TEST(ArtifactTest, WrongMagic) {
-  expectRejected(withLine(1, "normfuse-artifact 2"), 1,
+  expectRejected(withLine(1, "// a PTX file"), 1,
+                 "not a normfuse artifact (expected 'normfuse-artifact 2')");
+  expectRejected(withLine(1, "normfuse-artifact"), 1,
                  "not a normfuse artifact");
-  expectRejected(withLine(1, "// a PTX file"), 1, "not a normfuse artifact");
+  expectRejected(withLine(1, "normfuse-artifact2"), 1,
+                 "not a normfuse artifact");
   Artifact artifact;
   std::string error;
   EXPECT_FALSE(parseArtifact("", artifact, error));
   EXPECT_NE(error.find("not a normfuse artifact"), std::string::npos);
+}
+
+TEST(ArtifactTest, OtherFormatVersions) {
+  // An artifact of format 1 (written before variants) is refused at its
+  // header, with what to do about it, not at its first unknown line.
+  expectRejected(join(formatOneLines()), 1,
+                 "artifact format '1' is not the one this runtime reads (2)");
+  expectRejected(join(formatOneLines()), 1,
+                 "recompile it with this version's nf-compile");
+  // Only the header differs: still format 1.
+  expectRejected(withLine(1, "normfuse-artifact 1"), 1,
+                 "artifact format '1' is not the one this runtime reads");
+  // Nor a later one.
+  expectRejected(withLine(1, "normfuse-artifact 3"), 1,
+                 "artifact format '3' is not the one this runtime reads");
+  expectRejected(withLine(1, "normfuse-artifact 2.0"), 1,
+                 "artifact format '2.0' is not the one this runtime reads");
+  // A real artifact with the old header.
+  expectRejected(formatOneArtifact("fused"), 1,
+                 "artifact format '1' is not the one this runtime reads (2)");
 }
 
 TEST(ArtifactTest, TruncatedBlobs) {
@@ -368,50 +746,196 @@ TEST(ArtifactTest, LineNumbersCountTheBlob) {
 }
 
 TEST(ArtifactTest, UnknownLines) {
-  expectRejected(withLine(6, "frobnicate 3"), 6, "unexpected 'frobnicate 3'");
-  // A known key with the wrong number of words.
-  expectRejected(withLine(5, "block 256"), 5, "unexpected 'block 256'");
+  expectRejected(withLine(4, "frobnicate 3"), 4, "unexpected 'frobnicate 3'");
   expectRejected(withLine(19, "end now"), 19, "unexpected 'end now'");
-  expectRejected(withLine(7, "function fast k"), 7,
-                 "unknown function variant 'fast'");
+  // The lines of format 1 are not those of format 2.
+  for (const char *old :
+       {"schedule multi_row threads_per_row 16 rows_per_cta 16 chunk 8 "
+        "chunks_per_thread 1",
+        "block 256 shared 0", "function vectorized k",
+        "function general k_general", "cluster 2", "stage 2"}) {
+    expectRejected(withLine(6, old), 6, std::string("unexpected '") + old);
+  }
   // Kernel lines outside a kernel.
   std::vector<std::string> lines = validLines();
-  lines.insert(lines.begin() + 2, "block 128 shared 0");
-  expectRejected(join(lines), 3, "'block' outside a kernel");
+  lines.insert(lines.begin() + 2, kV0);
+  expectRejected(join(lines), 3, "'variant' outside a kernel");
   lines = validLines();
   lines.push_back("chains 1");
   expectRejected(join(lines), 20, "'chains' outside a kernel");
 }
 
+TEST(ArtifactTest, VariantWithTheWrongNumberOfWords) {
+  // 23 words: the key, the function, vectorized|general and ten pairs.
+  ASSERT_EQ(words(kV0).size(), 23u);
+  std::vector<std::string> w = words(kV0);
+  // The last number missing, the last pair missing, a word too many.
+  std::vector<std::string> shorter(w.begin(), w.end() - 1);
+  expectRejected(withLine(5, unwords(shorter)), 5,
+                 "unexpected '" + unwords(shorter) + "'");
+  shorter.pop_back();
+  expectRejected(withLine(5, unwords(shorter)), 5,
+                 "unexpected '" + unwords(shorter) + "'");
+  std::string longer = std::string(kV0) + " 0";
+  expectRejected(withLine(5, longer), 5, "unexpected '" + longer + "'");
+  expectRejected(withLine(5, std::string(kV0) + " extra 1"), 5,
+                 "unexpected 'variant k_v0");
+  // Without the function name.
+  w.erase(w.begin() + 1);
+  expectRejected(withLine(5, unwords(w)), 5, "unexpected 'variant vectorized");
+  expectRejected(withLine(5, "variant"), 5, "unexpected 'variant'");
+}
+
+TEST(ArtifactTest, MalformedVariant) {
+  // vectorized|general, misspelt.
+  for (const char *kind :
+       {"vectorised", "Vectorized", "generic", "general,", "fast", "-"}) {
+    SCOPED_TRACE(kind);
+    expectRejected(withLine(5, withWord(kV0, kVectorized, kind)), 5,
+                   "malformed variant");
+    expectRejected(withLine(6, withWord(kG1, kVectorized, kind)), 6,
+                   "malformed variant");
+  }
+  // Not a number, or not all of one, in each numeric field.
+  for (int field : {kMaxD, kThreadsPerRow, kRowsPerCta, kChunk,
+                    kChunksPerThread, kBlock, kShared, kCluster, kStage}) {
+    SCOPED_TRACE(field);
+    for (const char *bad : {"sixteen", "16x", "8.0", "1e3", "-", "0x10", "?"})
+      expectRejected(withLine(7, withWord(kV2, field, bad)), 7,
+                     "malformed variant");
+  }
+  // Past 32 bits where the field is an int; past 64 bits for max_d.
+  for (int field : {kThreadsPerRow, kRowsPerCta, kChunk, kChunksPerThread,
+                    kBlock, kShared, kCluster, kStage})
+    expectRejected(withLine(8, withWord(kG3, field, "99999999999")), 8,
+                   "malformed variant");
+  expectRejected(withLine(8, withWord(kG3, kMaxD, "99999999999999999999")), 8,
+                 "malformed variant");
+  // The keys in their place, spelt as written.
+  expectRejected(withLine(5, withWord(kV0, kMaxD - 1, "maxd")), 5,
+                 "malformed variant");
+  expectRejected(withLine(5, withWord(kV0, kStage - 1, "stages")), 5,
+                 "malformed variant");
+  expectRejected(withLine(5, withWord(kV0, kSchedule - 1, "kind")), 5,
+                 "malformed variant");
+  // Two pairs swapped, or a key swapped with its number.
+  std::vector<std::string> w = words(kV0);
+  std::swap(w[kThreadsPerRow - 1], w[kRowsPerCta - 1]);
+  std::swap(w[kThreadsPerRow], w[kRowsPerCta]);
+  expectRejected(withLine(5, unwords(w)), 5, "malformed variant");
+  w = words(kV0);
+  std::swap(w[kBlock - 1], w[kBlock]);
+  expectRejected(withLine(5, unwords(w)), 5, "malformed variant");
+  w = words(kV0);
+  std::swap(w[kVectorized], w[kMaxD - 1]);
+  std::swap(w[kMaxD - 1], w[kMaxD]);
+  expectRejected(withLine(5, unwords(w)), 5, "malformed variant");
+}
+
+TEST(ArtifactTest, VariantScheduleOutOfRange) {
+  // The launch divides by these and uses them as CUDA launch sizes: they
+  // are checked at "end" (line 19), naming the variant.
+  struct Bad {
+    int field;
+    const char *value;
+  };
+  for (Bad bad :
+       {Bad{kMaxD, "-1"}, Bad{kThreadsPerRow, "0"}, Bad{kThreadsPerRow, "-16"},
+        Bad{kRowsPerCta, "0"}, Bad{kRowsPerCta, "-1"}, Bad{kChunk, "0"},
+        Bad{kChunksPerThread, "-1"}, Bad{kBlock, "0"}, Bad{kBlock, "1025"},
+        Bad{kBlock, "-256"}, Bad{kShared, "-1"}, Bad{kCluster, "0"},
+        Bad{kCluster, "9"}, Bad{kCluster, "16"}, Bad{kStage, "-2"}}) {
+    SCOPED_TRACE(std::to_string(bad.field) + " " + bad.value);
+    expectRejected(withLine(5, withWord(kV0, bad.field, bad.value)), 19,
+                   "kernel 'k': variant 'k_v0' has a malformed schedule");
+    expectRejected(withLine(8, withWord(kG3, bad.field, bad.value)), 19,
+                   "kernel 'k': variant 'k_g3' has a malformed schedule");
+  }
+  // At the limits.
+  expectAccepted(withLine(8, withWord(kG3, kBlock, "1024")));
+  expectAccepted(withLine(7, withWord(kV2, kCluster, "8")));
+  expectAccepted(withLine(8, withWord(kG3, kStage, "12")));
+}
+
+TEST(ArtifactTest, RegisterResidentVariantBoundedByItsCapacity) {
+  // A register-resident variant (chunks_per_thread > 0) holds
+  // threads_per_row * cluster * chunks_per_thread * chunk elements of a row:
+  // a longer row would be wrong, not slow, so max_d must be set and within.
+  expectRejected(withLine(5, withWord(kV0, kMaxD, "0")), 19,
+                 "kernel 'k': variant 'k_v0' holds rows of at most 128 "
+                 "elements but max_d is 0");
+  expectRejected(withLine(5, withWord(kV0, kMaxD, "129")), 19,
+                 "variant 'k_v0' holds rows of at most 128 elements but max_d "
+                 "is 129");
+  // The general variant: 16 threads of 8 elements.
+  expectRejected(withLine(6, withWord(kG1, kMaxD, "0")), 19,
+                 "variant 'k_g1' holds rows of at most 128 elements but max_d "
+                 "is 0");
+  expectRejected(withLine(6, withWord(kG1, kMaxD, "256")), 19,
+                 "variant 'k_g1' holds rows of at most 128");
+  // The cluster counts: 128 threads x 2 CTAs x 2 chunks x 8.
+  expectRejected(withLine(7, withWord(kV2, kMaxD, "4097")), 19,
+                 "variant 'k_v2' holds rows of at most 4096 elements but "
+                 "max_d is 4097");
+  expectRejected(withLine(7, withWord(kV2, kCluster, "1")), 19,
+                 "variant 'k_v2' holds rows of at most 2048 elements but "
+                 "max_d is 4096");
+  expectRejected(withLine(7, withWord(kV2, kMaxD, "99999999999")), 19,
+                 "variant 'k_v2' holds rows of at most 4096");
+  // Fewer than it holds is fine (the compiler bounds it by its tier).
+  expectAccepted(withLine(5, withWord(kV0, kMaxD, "100")));
+  expectAccepted(withLine(5, withWord(kV0, kMaxD, "1")));
+  // A streamed variant (chunks_per_thread 0) holds no row: any bound or
+  // none.
+  expectAccepted(withLine(8, withWord(kG3, kMaxD, "5000")));
+  // (As long as the general variants still serve every row length the
+  // vectorized ones do: NoGeneralVariantForLongRows.)
+  expectAccepted(
+      withLine(6, withWord(withWord(kG1, kMaxD, "1"), kChunksPerThread, "0")));
+  // Sizes whose product does not fit in 64 bits still bound the variant:
+  // 2^30 threads x 8 CTAs x 2^30 chunks x 2 elements is 2^64, not 0.
+  auto sized = [](const char *threads, const char *chunk,
+                  const char *chunksPerThread, const char *maxD) {
+    std::string line = kV0;
+    line = withWord(line, kThreadsPerRow, threads);
+    line = withWord(line, kChunk, chunk);
+    line = withWord(line, kChunksPerThread, chunksPerThread);
+    line = withWord(line, kCluster, "8");
+    return withLine(5, withWord(line, kMaxD, maxD));
+  };
+  expectRejected(sized("1073741824", "2", "1073741824", "0"), 19,
+                 "variant 'k_v0' holds rows of at most 9223372036854775807 "
+                 "elements but max_d is 0");
+  expectRejected(sized("2147483647", "2147483647", "2147483647", "0"), 19,
+                 "variant 'k_v0' holds rows of at most 9223372036854775807 "
+                 "elements but max_d is 0");
+  expectAccepted(sized("1073741824", "2", "1073741824", "9223372036854775807"));
+  expectAccepted(
+      sized("2147483647", "2147483647", "2147483647", "9223372036854775807"));
+  // A large product that fits is exact: 2^10 x 8 x 2^20 x 2^10 = 2^43.
+  expectRejected(sized("1024", "1024", "1048576", "0"), 19,
+                 "holds rows of at most 8796093022208 elements but max_d is 0");
+  expectRejected(sized("1024", "1024", "1048576", "8796093022209"), 19,
+                 "holds rows of at most 8796093022208 elements");
+  expectAccepted(sized("1024", "1024", "1048576", "8796093022208"));
+}
+
 TEST(ArtifactTest, IncompleteKernel) {
-  expectRejected(withoutLine(8), 18, "kernel 'k' is incomplete");
-  expectRejected(withoutLine(5), 18, "kernel 'k' is incomplete");
-  expectRejected(withoutLine(4), 18, "kernel 'k' is incomplete");
-  expectRejected(withLine(5, "block 0 shared 0"), 19,
-                 "kernel 'k' is incomplete");
   // No "end" before the end of the file.
   std::vector<std::string> lines = validLines();
   lines.pop_back();
   expectRejected(join(lines), 25, "kernel 'k' has no 'end'");
   // No PTX and no cubin.
   expectRejected(join(validLines(), ""), 19, "no PTX or cubin");
+  // A second kernel without variants, after a sound one.
+  lines = validLines();
+  lines.insert(lines.end(), {"kernel k2", "row_length 64", "chains 0", "end"});
+  expectRejected(join(lines), 23, "kernel 'k2': no variant");
 }
 
 TEST(ArtifactTest, GarbageNumbers) {
-  expectRejected(withLine(4, "schedule multi_row threads_per_row sixteen "
-                             "rows_per_cta 16 chunk 8 chunks_per_thread 1"),
-                 4, "malformed schedule");
-  expectRejected(withLine(4, "schedule multi_row threads_per_row 16 "
-                             "rows_per_cta 16x chunk 8 chunks_per_thread 1"),
-                 4, "malformed schedule");
-  expectRejected(withLine(5, "block 25x6 shared 0"), 5, "malformed block");
-  expectRejected(withLine(6, "stage -2"), 6, "malformed stage");
-  expectRejected(withLine(6, "cluster 0"), 6, "malformed cluster");
-  expectRejected(withLine(6, "cluster 16"), 6, "malformed cluster");
-  expectRejected(withLine(6, "stage two"), 6, "malformed stage");
-  expectRejected(withLine(5, "block 99999999999 shared 0"), 5,
-                 "malformed block");
-  expectRejected(withLine(6, "row_length 12.5"), 6, "malformed row_length");
+  expectRejected(withLine(4, "row_length 12.5"), 4, "malformed row_length");
+  expectRejected(withLine(4, "row_length D"), 4, "malformed row_length");
   expectRejected(withLine(9, "chains two"), 9, "malformed chains");
   expectRejected(withLine(10, "arg 0 x tensor bf16 ?x?xQ data BSD 0"), 10,
                  "malformed argument");
@@ -431,12 +955,6 @@ TEST(ArtifactTest, GarbageNumbers) {
 
 TEST(ArtifactTest, IndicesOutOfRange) {
   // The launch code indexes arrays with these: they are checked at "end".
-  expectRejected(withLine(4, "schedule multi_row threads_per_row 16 "
-                             "rows_per_cta 0 chunk 8 chunks_per_thread 1"),
-                 19, "kernel 'k': malformed schedule");
-  expectRejected(withLine(4, "schedule multi_row threads_per_row 16 "
-                             "rows_per_cta 16 chunk 0 chunks_per_thread 1"),
-                 19, "kernel 'k': malformed schedule");
   expectRejected(withLine(10, "arg 0 x tensor bf16 ?x?x? data BSD 0,5"), 19,
                  "argument 'x' names chain 5 of 1");
   expectRejected(withLine(12, "result 0 bf16 ?x?x? chain 1 in_place -"), 19,

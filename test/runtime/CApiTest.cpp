@@ -10,9 +10,11 @@
 
 #include "runtime/nf_runtime.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
+using namespace nf::rt;
 using namespace nf_rt_test;
 
 namespace {
@@ -73,6 +75,16 @@ TEST_F(CApiTest, ValidCall) {
   EXPECT_EQ(check(fusedCall(2, 3, 64, 64)), 0) << error;
 }
 
+TEST_F(CApiTest, AnyRowLengthAndAlignment) {
+  // D dynamic: every row length has a variant, aligned or not; the check
+  // does not care which one a launch would take.
+  for (int64_t d : {1, 12, 64, 1000, 3072, 16384, 20000, 65536})
+    EXPECT_EQ(check(fusedCall(2, 3, d, d)), 0) << d << ": " << error;
+  std::vector<int64_t> w = fusedCall(2, 3, 64, 64);
+  w[2] += 2; // x's data word
+  EXPECT_EQ(check(w), 0) << error;
+}
+
 TEST_F(CApiTest, SizesThatDisagree) {
   EXPECT_NE(check(fusedCall(2, 3, 64, 65)), 0);
   EXPECT_TRUE(says("weight")) << error;
@@ -124,6 +136,61 @@ TEST_F(CApiTest, LaunchChecksApply) {
   packTensor(w, NF_BF16, {1, 2, 64}, 0x100000 + 16);
   EXPECT_NE(check(w), 0);
   EXPECT_TRUE(says("overlap")) << error;
+}
+
+TEST(CApiReadTest, FormatOne) {
+  // An artifact written for the runtime of format 1 is refused with what to
+  // do about it.
+  std::string path =
+      writeTempFile("capi-format-1.nfa", formatOneArtifact("fused"));
+  nf_artifact *artifact = nullptr;
+  char error[256] = {};
+  EXPECT_NE(nf_artifact_read(path.c_str(), &artifact, error, sizeof error), 0);
+  EXPECT_EQ(artifact, nullptr);
+  EXPECT_NE(std::strstr(error, "artifact line 1: artifact format '1' is not "
+                               "the one this runtime reads (2)"),
+            nullptr)
+      << error;
+  EXPECT_NE(std::strstr(error, "recompile"), nullptr) << error;
+}
+
+TEST(CApiReadTest, RowLongerThanEveryVariant) {
+  // In place and rotated with D dynamic: rows up to the longest variant,
+  // and an error past it, without a GPU.
+  std::string path = artifactPath("qk_neox_dynamic_d");
+  int64_t longest = 0;
+  for (const VariantInfo &v : loadArtifact("qk_neox_dynamic_d")
+                                  .findKernel("qk_rmsnorm_rope_neox_dynamic_d")
+                                  ->variants)
+    longest = std::max(longest, v.maxD);
+  ASSERT_GT(longest, 128);
+  nf_artifact *artifact = nullptr;
+  char error[512] = {};
+  ASSERT_EQ(nf_artifact_read(path.c_str(), &artifact, error, sizeof error), 0)
+      << error;
+  auto check = [&](int64_t d) {
+    // q, k [2, 4, d] bf16 in place; wq, wk [d] bf16; cos_sin [64, 128]
+    // f32; positions [2] i64.
+    std::vector<int64_t> w;
+    packTensor(w, NF_BF16, {2, 4, d}, 0x1000000);
+    packTensor(w, NF_BF16, {2, 4, d}, 0x2000000);
+    packTensor(w, NF_BF16, {d}, 0x3000000);
+    packTensor(w, NF_BF16, {d}, 0x4000000);
+    packTensor(w, NF_F32, {64, 128}, 0x5000000);
+    packTensor(w, NF_I64, {2}, 0x6000000);
+    packTensor(w, NF_BF16, {2, 4, d}, 0x1000000);
+    packTensor(w, NF_BF16, {2, 4, d}, 0x2000000);
+    error[0] = '\0';
+    return nf_artifact_check(artifact, "qk_rmsnorm_rope_neox_dynamic_d",
+                             w.data(), w.size(), 6, 2, error, sizeof error);
+  };
+  EXPECT_EQ(check(128), 0) << error;
+  EXPECT_EQ(check(longest), 0) << error;
+  EXPECT_NE(check(longest + 8), 0);
+  std::string expected =
+      "no variant serves rows of D = " + std::to_string(longest + 8);
+  EXPECT_NE(std::strstr(error, expected.c_str()), nullptr) << error;
+  nf_artifact_free(artifact);
 }
 
 TEST(CApiReadTest, BadPath) {

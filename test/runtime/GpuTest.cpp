@@ -34,18 +34,17 @@ TEST(GpuTest, LoadsEveryArtifact) {
     Status status = Module::load(artifact, module);
     ASSERT_TRUE(status.ok()) << status.message();
     for (const KernelInfo &kernel : artifact.kernels) {
-      for (bool vectorized : {false, true}) {
-        if (vectorized && kernel.vectorizedFunction.empty())
-          continue;
-        const FunctionInfo *info =
-            module->getFunctionInfo(kernel.name, vectorized);
+      for (size_t v = 0; v < kernel.variants.size(); ++v) {
+        const FunctionInfo *info = module->getFunctionInfo(kernel.name, v);
         ASSERT_NE(info, nullptr);
         EXPECT_NE(info->function, nullptr);
         EXPECT_GT(info->registers, 0);
-        EXPECT_GE(info->maxThreads, kernel.blockSize);
+        EXPECT_GE(info->maxThreads, kernel.variants[v].blockSize);
       }
+      EXPECT_EQ(module->getFunctionInfo(kernel.name, kernel.variants.size()),
+                nullptr);
     }
-    EXPECT_EQ(module->getFunctionInfo("nope", false), nullptr);
+    EXPECT_EQ(module->getFunctionInfo("nope", 0), nullptr);
   }
 }
 
@@ -145,8 +144,7 @@ TEST(GpuTest, CachedModule) {
   status = getCachedModule(artifactPath("select"), second);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(first, second);
-  EXPECT_NE(first->getFunctionInfo("select01_layernorm_modulate", false),
-            nullptr);
+  EXPECT_NE(first->getFunctionInfo("select01_layernorm_modulate", 0), nullptr);
 }
 
 } // namespace

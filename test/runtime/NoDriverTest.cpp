@@ -64,6 +64,45 @@ TEST(NoDriverTest, CachedModule) {
       << status.message();
 }
 
+TEST(NoDriverTest, OutdatedArtifactBeforeTheDriver) {
+  // An artifact of format 1 is reported as such, the file being read before
+  // the driver is needed: the message says what to do about it.
+  std::string path =
+      writeTempFile("nodriver-format-1.nfa", formatOneArtifact("fused"));
+  const Module *module = nullptr;
+  Status status = getCachedModule(path, module);
+  EXPECT_FALSE(status.ok());
+  EXPECT_TRUE(contains(status.message(),
+                       "artifact line 1: artifact format '1' is not the one "
+                       "this runtime reads (2)"))
+      << status.message();
+  EXPECT_FALSE(contains(status.message(), "CUDA driver")) << status.message();
+  EXPECT_EQ(module, nullptr);
+
+  char error[512] = {};
+  nf_module *handle = nullptr;
+  EXPECT_NE(nf_module_load(path.c_str(), &handle, error, sizeof error), 0);
+  EXPECT_EQ(handle, nullptr);
+  EXPECT_TRUE(contains(error, "artifact format '1'")) << error;
+}
+
+TEST(NoDriverTest, EveryArtifactReadsButDoesNotLoad) {
+  // A family of variants (D dynamic) or two (D static): all parse, and
+  // none gets to the driver.
+  for (const char *name : {"fused", "fused_d3072", "qk_neox_dynamic_d"}) {
+    SCOPED_TRACE(name);
+    Artifact artifact = loadArtifact(name);
+    ASSERT_FALSE(artifact.kernels.empty());
+    EXPECT_FALSE(artifact.kernels[0].variants.empty());
+    std::unique_ptr<Module> module;
+    Status status = Module::load(artifact, module);
+    EXPECT_FALSE(status.ok());
+    EXPECT_TRUE(contains(status.message(), "cannot load the CUDA driver"))
+        << status.message();
+    EXPECT_EQ(module, nullptr);
+  }
+}
+
 TEST(NoDriverTest, CApiModuleLoad) {
   char error[512];
   std::memset(error, 'X', sizeof error);

@@ -9,6 +9,7 @@
 
 #include "RuntimeTestSupport.h"
 
+#include <algorithm>
 #include <climits>
 
 using namespace nf::rt;
@@ -20,6 +21,41 @@ constexpr DType BF16 = DType::BF16, F16 = DType::F16, F32 = DType::F32,
                 I32 = DType::I32, I64 = DType::I64;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Whether the guard of `v` holds for rows of `d` elements whose tensors
+/// are (or are not) all 16-byte aligned, strides included: what
+/// docs/Artifact.md promises, written out independently of planLaunch.
+bool guardHolds(const VariantInfo &v, int64_t d, bool aligned) {
+  if (v.vectorized && (!aligned || d % v.chunk != 0))
+    return false;
+  return v.maxD == 0 || d <= v.maxD;
+}
+
+/// Checks that `plan` launches the first variant of `kernel` whose guard
+/// holds, with its block, its vectorized flag, and for `rows` rows per chain
+/// ceil(rows / rows_per_cta) * cluster CTAs per chain; returns that variant.
+const VariantInfo &expectFirstFit(const KernelInfo &kernel,
+                                  const LaunchPlan &plan, int64_t d,
+                                  bool aligned,
+                                  const std::vector<int64_t> &rows) {
+  const VariantInfo &v = launchedVariant(kernel, plan);
+  EXPECT_TRUE(guardHolds(v, d, aligned))
+      << v.function << " launched for D = " << d;
+  for (int i = 0; i < plan.variant && i < (int)kernel.variants.size(); ++i)
+    EXPECT_FALSE(guardHolds(kernel.variants[i], d, aligned))
+        << kernel.variants[i].function << " comes before " << v.function
+        << " and serves D = " << d;
+  EXPECT_EQ(plan.vectorized, v.vectorized) << v.function;
+  EXPECT_EQ(plan.block, (unsigned)v.blockSize) << v.function;
+  uint64_t grid = 0;
+  for (int64_t r : rows)
+    grid += ceilDiv(r, v.rowsPerCta) * v.clusterSize;
+  EXPECT_EQ(plan.grid, grid) << v.function << " D = " << d;
+  EXPECT_EQ(plan.rowLength, d);
+  EXPECT_EQ(plan.stageBytes,
+            (int64_t)v.rowsPerCta * d * v.stageBytesPerElement);
+  return v;
+}
 
 /// Checks every parameter of `plan` against the operands of `launch` and
 /// the sizes each chain should have: rows[c] = B * S, s[c], f[c], D.
@@ -82,7 +118,9 @@ protected:
   void SetUp() override {
     artifact = loadArtifact("fused");
     ASSERT_EQ(artifact.kernels.size(), 1u);
-    ASSERT_FALSE(kernel().vectorizedFunction.empty());
+    ASSERT_GT(kernel().variants.size(), 2u);
+    ASSERT_TRUE(std::any_of(kernel().variants.begin(), kernel().variants.end(),
+                            [](const VariantInfo &v) { return v.vectorized; }));
   }
   const KernelInfo &kernel() const { return artifact.kernels[0]; }
 
@@ -107,10 +145,13 @@ TEST_F(FusedTest, ValidLaunch) {
   LaunchPlan plan;
   Status status = launch.plan(kernel(), plan);
   ASSERT_TRUE(status.ok()) << status.message();
-  EXPECT_EQ(plan.grid, ceilDiv(10, kernel().rowsPerCta));
-  EXPECT_EQ(plan.block, (unsigned)kernel().blockSize);
-  EXPECT_EQ(plan.rowLength, 1536);
+  const VariantInfo &v = launchedVariant(kernel(), plan);
+  EXPECT_TRUE(v.vectorized);
   EXPECT_TRUE(plan.vectorized);
+  EXPECT_EQ(plan.grid, ceilDiv(10, v.rowsPerCta) * v.clusterSize);
+  EXPECT_EQ(plan.block, (unsigned)v.blockSize);
+  EXPECT_EQ(plan.rowLength, 1536);
+  expectFirstFit(kernel(), plan, 1536, true, {10});
   expectParams(kernel(), launch, plan, {10}, {5}, {1}, 1536);
   // A few by name, so that the check above is not vacuous.
   EXPECT_EQ(paramValue(kernel(), plan, "row_length", 0), 1536u);
@@ -120,26 +161,40 @@ TEST_F(FusedTest, ValidLaunch) {
   EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 0, 1), 1536u);
   EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 2, 0), 1536u);
   EXPECT_EQ(paramValue(kernel(), plan, "result_stride", 0, 0), 5u * 1536);
-  // Streamed: no shared memory for rows.
+  // Held in registers: no shared memory for rows.
+  EXPECT_GT(v.chunksPerThread, 0);
   EXPECT_EQ(plan.stageBytes, 0);
 }
 
 TEST(ClusterTest, ClusterSizeCtasPerRow) {
   Artifact artifact = loadArtifact("fused_d32768");
   const KernelInfo &k = artifact.kernels[0];
-  ASSERT_EQ(k.clusterSize, 4);
+  ASSERT_EQ(k.variants.size(), 2u);
+  ASSERT_EQ(k.variants[0].clusterSize, 4);
+  ASSERT_EQ(k.variants[1].clusterSize, 1);
   FakeMemory mem;
   Launch launch = fusedLaunch(mem, 2, 5, 32768);
   LaunchPlan plan;
   ASSERT_TRUE(launch.plan(k, plan).ok());
   // 10 rows, 4 consecutive CTAs each.
+  EXPECT_EQ(plan.variant, 0);
+  EXPECT_TRUE(plan.vectorized);
   EXPECT_EQ(plan.grid, 40u);
   EXPECT_EQ(plan.block, 256u);
+  expectFirstFit(k, plan, 32768, true, {10});
+  // Misaligned: the general variant streams the row in one CTA.
+  launch.args[1].tensor.data += 2;
+  ASSERT_TRUE(launch.plan(k, plan).ok());
+  EXPECT_EQ(plan.variant, 1);
+  EXPECT_FALSE(plan.vectorized);
+  EXPECT_EQ(plan.grid, 10u);
+  EXPECT_EQ(plan.block, 256u);
+  expectFirstFit(k, plan, 32768, false, {10});
 }
 
 TEST(StagedTest, SharedMemoryForTheRows) {
   // nf-compile --stage-rows: a row of residual (bf16) per CTA row, for the
-  // vectorized variant only.
+  // staged (vectorized) variants only.
   Artifact artifact = loadArtifact("fused_staged");
   const KernelInfo &k = artifact.kernels[0];
   FakeMemory mem;
@@ -149,23 +204,30 @@ TEST(StagedTest, SharedMemoryForTheRows) {
     LaunchPlan plan;
     ASSERT_TRUE(launch.plan(k, plan).ok());
     ASSERT_TRUE(plan.vectorized);
-    EXPECT_EQ(plan.stageBytes, k.rowsPerCta * d * 2) << d;
+    const VariantInfo &v = expectFirstFit(k, plan, d, true, {10});
+    EXPECT_EQ(v.schedule, "staged");
+    EXPECT_EQ(plan.stageBytes, v.rowsPerCta * d * 2) << d;
   }
   Launch launch = make(1536);
   launch.args[0].tensor.data += 2;
   LaunchPlan plan;
   ASSERT_TRUE(launch.plan(k, plan).ok());
   EXPECT_FALSE(plan.vectorized);
+  EXPECT_EQ(launchedVariant(k, plan).stageBytesPerElement, 0);
   EXPECT_EQ(plan.stageBytes, 0);
+  expectFirstFit(k, plan, 1536, false, {10});
 }
 
 TEST_F(FusedTest, GridRoundsUp) {
-  for (int64_t rows : {1, 2, 3, 7, 255, 256, 257, 1000}) {
+  for (int64_t rows : {1, 2, 3, 7, 31, 32, 33, 255, 256, 257, 1000}) {
     Launch launch = make(1, rows, 64);
     LaunchPlan plan;
     ASSERT_TRUE(launch.plan(kernel(), plan).ok());
-    EXPECT_EQ(plan.grid, ceilDiv(rows, kernel().rowsPerCta)) << rows;
+    const VariantInfo &v = launchedVariant(kernel(), plan);
+    ASSERT_GT(v.rowsPerCta, 1) << "the test needs a multi-row variant";
+    EXPECT_EQ(plan.grid, ceilDiv(rows, v.rowsPerCta)) << rows;
     EXPECT_EQ(paramValue(kernel(), plan, "chain_rows", 0), (uint64_t)rows);
+    expectFirstFit(kernel(), plan, 64, true, {rows});
   }
 }
 
@@ -371,17 +433,19 @@ TEST_F(FusedTest, OverlapWithNegativeStrides) {
 }
 
 TEST_F(FusedTest, VectorizedWhenAligned) {
-  for (int64_t d : {8, 64, 1536, 3072}) {
+  for (int64_t d : {8, 64, 1536, 3072, 20000}) {
     Launch launch = make(3, 7, d);
     LaunchPlan plan;
     ASSERT_TRUE(launch.plan(kernel(), plan).ok()) << d;
     EXPECT_TRUE(plan.vectorized) << d;
+    expectFirstFit(kernel(), plan, d, true, {21});
   }
   // Rows padded to a 16-byte multiple keep it vectorized.
   Launch launch = make(3, 7, 1536, 1544);
   LaunchPlan plan;
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
   EXPECT_TRUE(plan.vectorized);
+  expectFirstFit(kernel(), plan, 1536, true, {21});
   EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 0, 1), 1544u);
   EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 0, 0), 7u * 1544);
   expectParams(kernel(), launch, plan, {21}, {7}, {1}, 1536);
@@ -397,12 +461,14 @@ TEST_F(FusedTest, GeneralWhenMisaligned) {
     ASSERT_TRUE(status.ok()) << status.message();
     EXPECT_FALSE(plan.vectorized) << kernel().args[i].name;
     EXPECT_EQ(paramValue(kernel(), plan, "arg_ptr", i), arg(launch, i).data);
+    expectFirstFit(kernel(), plan, 1536, false, {21});
   }
   Launch launch = make(3, 7, 1536);
   launch.results[0].data += 2;
   LaunchPlan plan;
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
   EXPECT_FALSE(plan.vectorized);
+  expectFirstFit(kernel(), plan, 1536, false, {21});
 }
 
 TEST_F(FusedTest, GeneralWhenRowsArePadded) {
@@ -413,31 +479,212 @@ TEST_F(FusedTest, GeneralWhenRowsArePadded) {
   EXPECT_FALSE(plan.vectorized);
   EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 1, 1), 1540u);
   expectParams(kernel(), launch, plan, {21}, {7}, {1}, 1536);
+  expectFirstFit(kernel(), plan, 1536, false, {21});
 }
 
 TEST_F(FusedTest, GeneralWhenDIsNotAMultipleOfTheChunk) {
-  ASSERT_EQ(kernel().chunk, 8);
+  for (const VariantInfo &v : kernel().variants) {
+    if (v.vectorized) {
+      ASSERT_EQ(v.chunk, 8) << v.function;
+    }
+  }
   // Every stride and pointer aligned, but D % 8 != 0.
   Launch launch = make(3, 7, 1532, 1536);
   LaunchPlan plan;
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
   EXPECT_FALSE(plan.vectorized);
   EXPECT_EQ(plan.rowLength, 1532);
+  expectFirstFit(kernel(), plan, 1532, true, {21});
   launch = make(3, 7, 1540);
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
   EXPECT_FALSE(plan.vectorized);
+  expectFirstFit(kernel(), plan, 1540, false, {21});
+  // Short rows: a general variant that holds them in registers.
   launch = make(3, 7, 12);
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
   EXPECT_FALSE(plan.vectorized);
+  const VariantInfo &v = expectFirstFit(kernel(), plan, 12, false, {21});
+  EXPECT_GT(v.chunksPerThread, 0);
+  EXPECT_GE(v.maxD, 12);
 }
 
-TEST_F(FusedTest, GeneralWithoutVectorizedFunction) {
+TEST_F(FusedTest, GeneralWithoutVectorizedVariants) {
   KernelInfo k = kernel();
-  k.vectorizedFunction.clear();
+  k.variants.erase(
+      std::remove_if(k.variants.begin(), k.variants.end(),
+                     [](const VariantInfo &v) { return v.vectorized; }),
+      k.variants.end());
+  ASSERT_FALSE(k.variants.empty());
+  for (int64_t d : {64, 1536, 20000}) {
+    Launch launch = make(3, 7, d);
+    LaunchPlan plan;
+    ASSERT_TRUE(launch.plan(k, plan).ok()) << d;
+    EXPECT_FALSE(plan.vectorized);
+    expectFirstFit(k, plan, d, true, {21});
+  }
+}
+
+TEST_F(FusedTest, OnlyVectorizedVariants) {
+  // Hand-edited metadata without general variants: an aligned launch goes
+  // through, a misaligned one has no variant and says so.
+  KernelInfo k = kernel();
+  k.variants.erase(
+      std::remove_if(k.variants.begin(), k.variants.end(),
+                     [](const VariantInfo &v) { return !v.vectorized; }),
+      k.variants.end());
   Launch launch = make(3, 7, 1536);
   LaunchPlan plan;
   ASSERT_TRUE(launch.plan(k, plan).ok());
-  EXPECT_FALSE(plan.vectorized);
+  expectFirstFit(k, plan, 1536, true, {21});
+  arg(launch, 0).data += 2;
+  EXPECT_ERROR(launch.plan(k, plan), "kernel 'fused_add_gate_norm'",
+               "no variant serves rows of D = 1536");
+}
+
+TEST_F(FusedTest, TheFirstVariantWhoseGuardHoldsWins) {
+  // Not the best one: the order of the artifact decides. The unbounded
+  // general variant moved to the front takes every launch.
+  KernelInfo k = kernel();
+  ASSERT_FALSE(k.variants.back().vectorized);
+  ASSERT_EQ(k.variants.back().maxD, 0);
+  std::rotate(k.variants.begin(), k.variants.end() - 1, k.variants.end());
+  for (int64_t d : {8, 64, 1536, 20000}) {
+    Launch launch = make(3, 7, d);
+    LaunchPlan plan;
+    ASSERT_TRUE(launch.plan(k, plan).ok()) << d;
+    EXPECT_EQ(plan.variant, 0) << d;
+    EXPECT_FALSE(plan.vectorized) << d;
+    expectFirstFit(k, plan, d, true, {21});
+  }
+  // A bounded vectorized variant first serves only the rows it holds.
+  k = kernel();
+  auto fits = std::find_if(
+      k.variants.begin(), k.variants.end(),
+      [](const VariantInfo &v) { return v.vectorized && v.maxD >= 1024; });
+  ASSERT_NE(fits, k.variants.end());
+  std::rotate(k.variants.begin(), fits, fits + 1);
+  int64_t most = k.variants[0].maxD;
+  Launch launch = make(3, 7, 64);
+  LaunchPlan plan;
+  ASSERT_TRUE(launch.plan(k, plan).ok());
+  EXPECT_EQ(plan.variant, 0);
+  launch = make(3, 7, most);
+  ASSERT_TRUE(launch.plan(k, plan).ok());
+  EXPECT_EQ(plan.variant, 0);
+  launch = make(3, 7, most + 8);
+  ASSERT_TRUE(launch.plan(k, plan).ok());
+  EXPECT_NE(plan.variant, 0);
+  expectFirstFit(k, plan, most + 8, true, {21});
+}
+
+//===----------------------------------------------------------------------===//
+// The family of a dynamic D: which variant serves which rows
+//===----------------------------------------------------------------------===//
+
+TEST_F(FusedTest, SmallestVectorizedVariantThatHoldsTheRow) {
+  for (int64_t d : {64, 256, 1000, 3072, 4096, 16384}) {
+    SCOPED_TRACE(d);
+    Launch launch = make(3, 7, d);
+    LaunchPlan plan;
+    Status status = launch.plan(kernel(), plan);
+    ASSERT_TRUE(status.ok()) << status.message();
+    const VariantInfo &v = expectFirstFit(kernel(), plan, d, true, {21});
+    EXPECT_TRUE(v.vectorized) << v.function;
+    EXPECT_TRUE(plan.vectorized);
+    // Bounded, and the row fits.
+    EXPECT_GT(v.maxD, 0) << v.function;
+    EXPECT_GE(v.maxD, d) << v.function;
+    EXPECT_EQ(d % v.chunk, 0);
+    // The one before it in order is too small (if it is a bounded
+    // vectorized variant), and so is every vectorized one of a lower bound.
+    ASSERT_GE(plan.variant, 0);
+    if (plan.variant > 0) {
+      const VariantInfo &prev = kernel().variants[plan.variant - 1];
+      if (prev.vectorized && prev.maxD > 0) {
+        EXPECT_LT(prev.maxD, d) << prev.function;
+      }
+    }
+    for (const VariantInfo &w : kernel().variants) {
+      if (w.vectorized && w.maxD > 0 && w.maxD < v.maxD) {
+        EXPECT_LT(w.maxD, d) << w.function << " holds D = " << d
+                             << " in fewer than " << v.function;
+      }
+    }
+    EXPECT_EQ(plan.grid, ceilDiv(21, v.rowsPerCta) * v.clusterSize);
+    EXPECT_EQ(plan.block, (unsigned)v.blockSize);
+    expectParams(kernel(), launch, plan, {21}, {7}, {1}, d);
+  }
+}
+
+TEST_F(FusedTest, LongRowsStream) {
+  // Longer than any register-resident variant holds: the unbounded
+  // streaming one.
+  int64_t longest = 0;
+  for (const VariantInfo &v : kernel().variants)
+    longest = std::max(longest, v.maxD);
+  ASSERT_LT(longest, 20000);
+  for (int64_t d : {longest + 8, int64_t(20000), int64_t(65536)}) {
+    SCOPED_TRACE(d);
+    Launch launch = make(2, 5, d);
+    LaunchPlan plan;
+    ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+    const VariantInfo &v = expectFirstFit(kernel(), plan, d, true, {10});
+    EXPECT_TRUE(v.vectorized);
+    EXPECT_EQ(v.maxD, 0);
+    EXPECT_EQ(v.schedule, "streaming");
+    EXPECT_EQ(v.chunksPerThread, 0);
+    EXPECT_EQ(plan.grid, ceilDiv(10, v.rowsPerCta) * v.clusterSize);
+    EXPECT_EQ(plan.block, (unsigned)v.blockSize);
+    EXPECT_EQ(plan.stageBytes, 0);
+    // Misaligned, or D not a multiple of the chunk: the general one.
+    for (bool misalignedPointer : {true, false}) {
+      Launch other = misalignedPointer ? make(2, 5, d) : make(2, 5, d + 1);
+      if (misalignedPointer)
+        arg(other, 0).data += 2;
+      int64_t od = misalignedPointer ? d : d + 1;
+      ASSERT_TRUE(other.plan(kernel(), plan).ok());
+      const VariantInfo &g = expectFirstFit(kernel(), plan, od, false, {10});
+      EXPECT_FALSE(g.vectorized);
+      EXPECT_EQ(g.maxD, 0);
+      EXPECT_EQ(g.schedule, "streaming");
+    }
+  }
+}
+
+TEST_F(FusedTest, MisalignedBasePointerPicksGeneral) {
+  for (int64_t d : {8, 64, 256, 1000, 3072, 4096, 16384, 20000}) {
+    SCOPED_TRACE(d);
+    for (int i = 0; i < 4; ++i) {
+      Launch launch = make(3, 7, d);
+      arg(launch, i).data += dtypeBytes(kernel().args[i].dtype);
+      LaunchPlan plan;
+      ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+      const VariantInfo &v = expectFirstFit(kernel(), plan, d, false, {21});
+      EXPECT_FALSE(v.vectorized) << kernel().args[i].name;
+      EXPECT_TRUE(v.maxD == 0 || v.maxD >= d) << v.function;
+      expectParams(kernel(), launch, plan, {21}, {7}, {1}, d);
+    }
+  }
+}
+
+TEST_F(FusedTest, EveryRowLengthHasAVariant) {
+  // D dynamic: every D from 1 up past the longest bound, aligned or not,
+  // gets the first variant whose guard holds.
+  for (int64_t d = 1; d <= 17000; ++d) {
+    for (bool aligned : {true, false}) {
+      Launch launch = make(1, 3, d);
+      if (!aligned)
+        launch.results[0].data += 2;
+      // Dense rows of d bf16 elements are 16-byte aligned when d % 8 == 0.
+      bool allAligned = aligned && d % 8 == 0;
+      LaunchPlan plan;
+      Status status = launch.plan(kernel(), plan);
+      ASSERT_TRUE(status.ok()) << "D = " << d << ": " << status.message();
+      expectFirstFit(kernel(), plan, d, allAligned, {3});
+      if (::testing::Test::HasFailure())
+        FAIL() << "at D = " << d << (aligned ? "" : ", misaligned");
+    }
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -455,6 +702,16 @@ TEST(StaticDTest, CompiledRowLength) {
   Status status = make(3072).plan(kernel, plan);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(plan.rowLength, 3072);
+  // The vectorized variant, or the general one when misaligned.
+  EXPECT_EQ(plan.variant, 0);
+  EXPECT_TRUE(plan.vectorized);
+  expectFirstFit(kernel, plan, 3072, true, {10});
+  Launch misaligned = make(3072);
+  misaligned.args[2].tensor.data += 4;
+  ASSERT_TRUE(misaligned.plan(kernel, plan).ok());
+  EXPECT_EQ(plan.variant, 1);
+  EXPECT_FALSE(plan.vectorized);
+  expectFirstFit(kernel, plan, 3072, false, {10});
   // The shapes carry D = 3072: the first operand already disagrees.
   EXPECT_ERROR(make(1536).plan(kernel),
                "argument 'x' dimension 2 must be 3072, found 1536");
@@ -499,7 +756,9 @@ TEST_F(FramesTest, ValidLaunch) {
   LaunchPlan plan;
   Status status = launch.plan(kernel(), plan);
   ASSERT_TRUE(status.ok()) << status.message();
-  EXPECT_EQ(plan.grid, ceilDiv(24, kernel().rowsPerCta));
+  const VariantInfo &v = expectFirstFit(kernel(), plan, 256, true, {24});
+  EXPECT_TRUE(v.vectorized);
+  EXPECT_EQ(plan.grid, ceilDiv(24, v.rowsPerCta) * v.clusterSize);
   expectParams(kernel(), launch, plan, {24}, {12}, {3}, 256);
   EXPECT_EQ(paramValue(kernel(), plan, "chain_f", 0), 3u);
   EXPECT_EQ(paramValue(kernel(), plan, "chain_s", 0), 12u);
@@ -542,14 +801,15 @@ protected:
   }
   const KernelInfo &kernel() const { return artifact.kernels[0]; }
 
-  /// q [b, sq, 128], k [b, sk, 128], results in place; the offset scalar
-  /// if the kernel has one.
-  Launch make(int64_t b, int64_t sq, int64_t sk, int64_t positions = 4096) {
+  /// q [b, sq, d], k [b, sk, d], results in place, a [positions, 128]
+  /// cache; the offset scalar if the kernel has one.
+  Launch make(int64_t b, int64_t sq, int64_t sk, int64_t positions = 4096,
+              int64_t d = 128) {
     Launch launch;
-    launch.args = {tensorValue(mem.tensor(BF16, {b, sq, 128})),
-                   tensorValue(mem.tensor(BF16, {b, sk, 128})),
-                   tensorValue(mem.tensor(BF16, {128})),
-                   tensorValue(mem.tensor(BF16, {128})),
+    launch.args = {tensorValue(mem.tensor(BF16, {b, sq, d})),
+                   tensorValue(mem.tensor(BF16, {b, sk, d})),
+                   tensorValue(mem.tensor(BF16, {d})),
+                   tensorValue(mem.tensor(BF16, {d})),
                    tensorValue(mem.tensor(F32, {positions, 128})),
                    tensorValue(mem.tensor(I64, {b}))};
     if (kernel().args.size() == 7)
@@ -564,15 +824,16 @@ protected:
 
 TEST_F(QkTest, GridSumsTheChains) {
   load("qk_neox");
-  int64_t r = kernel().rowsPerCta;
-  ASSERT_GT(r, 1) << "the test needs a multi-row schedule";
   Launch launch = make(2, 33, 7, 4096);
   LaunchPlan plan;
   Status status = launch.plan(kernel(), plan);
   ASSERT_TRUE(status.ok()) << status.message();
+  int64_t r = launchedVariant(kernel(), plan).rowsPerCta;
+  ASSERT_GT(r, 1) << "the test needs a multi-row schedule";
   EXPECT_EQ(plan.grid, ceilDiv(66, r) + ceilDiv(14, r));
   EXPECT_EQ(plan.rowLength, 128);
   EXPECT_TRUE(plan.vectorized);
+  expectFirstFit(kernel(), plan, 128, true, {66, 14});
   expectParams(kernel(), launch, plan, {66, 14}, {33, 7}, {1, 1}, 128);
   EXPECT_EQ(paramValue(kernel(), plan, "chain_rows", 1), 14u);
   EXPECT_EQ(paramValue(kernel(), plan, "cache_rows", 4), 4096u);
@@ -580,6 +841,31 @@ TEST_F(QkTest, GridSumsTheChains) {
   launch = make(2, 0, 7);
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
   EXPECT_EQ(plan.grid, ceilDiv(14, r));
+}
+
+TEST_F(QkTest, AlignmentOfTheCacheCounts) {
+  // The rotary cache is read in chunks like the rows: misaligned, the
+  // general variant. The positions are not: their alignment does not
+  // matter.
+  load("qk_neox");
+  Launch launch = make(2, 8, 8);
+  launch.args[4].tensor.data += 4;
+  LaunchPlan plan;
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_FALSE(plan.vectorized);
+  expectFirstFit(kernel(), plan, 128, false, {16, 16});
+  launch = make(2, 8, 8);
+  launch.args[5].tensor.data += 8;
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_TRUE(plan.vectorized);
+  expectFirstFit(kernel(), plan, 128, true, {16, 16});
+  // The in-place rows count, read and written through one pointer.
+  launch = make(2, 8, 8);
+  launch.args[1].tensor.data += 2;
+  launch.results[1] = launch.args[1].tensor;
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_FALSE(plan.vectorized);
+  expectFirstFit(kernel(), plan, 128, false, {16, 16});
 }
 
 TEST_F(QkTest, InPlaceResultMustBeItsArgument) {
@@ -673,6 +959,92 @@ TEST_F(QkTest, ScalarMustFitI32) {
 }
 
 //===----------------------------------------------------------------------===//
+// QK with D dynamic: in place and rotated, every variant holds its rows in
+// registers, so rows longer than the longest variant have none.
+//===----------------------------------------------------------------------===//
+
+class QkDynamicDTest : public QkTest {
+protected:
+  void SetUp() override {
+    load("qk_neox_dynamic_d");
+    ASSERT_EQ(kernel().rowLength, -1);
+    for (const VariantInfo &v : kernel().variants) {
+      ASSERT_GT(v.maxD, 0) << v.function << " is unbounded";
+      longest = std::max(longest, v.maxD);
+    }
+  }
+  int64_t longest = 0;
+};
+
+TEST_F(QkDynamicDTest, FamilyServesRowsUpToTheLongest) {
+  for (int64_t d : {128, 256, 1000, 3072, 4096}) {
+    SCOPED_TRACE(d);
+    ASSERT_LE(d, longest);
+    Launch launch = make(2, 8, 3, 4096, d);
+    LaunchPlan plan;
+    Status status = launch.plan(kernel(), plan);
+    ASSERT_TRUE(status.ok()) << status.message();
+    const VariantInfo &v = expectFirstFit(kernel(), plan, d, true, {16, 6});
+    EXPECT_TRUE(v.vectorized);
+    EXPECT_GE(v.maxD, d);
+    expectParams(kernel(), launch, plan, {16, 6}, {8, 3}, {1, 1}, d);
+    // Misaligned: a general variant, also register-resident.
+    launch.args[0].tensor.data += 2;
+    launch.results[0] = launch.args[0].tensor;
+    ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+    const VariantInfo &g = expectFirstFit(kernel(), plan, d, false, {16, 6});
+    EXPECT_FALSE(g.vectorized);
+    EXPECT_GT(g.chunksPerThread, 0);
+    EXPECT_GE(g.maxD, d);
+  }
+  // The longest row, aligned or not.
+  Launch launch = make(2, 8, 3, 4096, longest);
+  LaunchPlan plan;
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_EQ(launchedVariant(kernel(), plan).maxD, longest);
+  expectFirstFit(kernel(), plan, longest, true, {16, 6});
+  launch.args[3].tensor.data += 2;
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_FALSE(plan.vectorized);
+  EXPECT_EQ(launchedVariant(kernel(), plan).maxD, longest);
+  expectFirstFit(kernel(), plan, longest, false, {16, 6});
+}
+
+TEST_F(QkDynamicDTest, RowLongerThanEveryVariant) {
+  // (Named strings: EXPECT_ERROR keeps the words it looks for as pointers.)
+  const std::string past =
+      "no variant serves rows of D = " + std::to_string(longest + 8);
+  const std::string justPast =
+      "no variant serves rows of D = " + std::to_string(longest + 1);
+  const std::string most = "the longest served is " + std::to_string(longest);
+  EXPECT_ERROR(make(2, 8, 3, 4096, longest + 8).plan(kernel()),
+               "kernel 'qk_rmsnorm_rope_neox_dynamic_d'", past.c_str(),
+               most.c_str());
+  // Misaligned, one element longer, or much longer: the same.
+  Launch launch = make(2, 8, 3, 4096, longest + 8);
+  launch.args[0].tensor.data += 2;
+  launch.results[0] = launch.args[0].tensor;
+  EXPECT_ERROR(launch.plan(kernel()), past.c_str(), most.c_str());
+  EXPECT_ERROR(make(2, 8, 3, 4096, longest + 1).plan(kernel()),
+               justPast.c_str(), most.c_str());
+  EXPECT_ERROR(make(1, 1, 1, 16, 1 << 20).plan(kernel()),
+               "no variant serves rows of D = 1048576", most.c_str());
+  // Without rows there is nothing to launch, but the rows still have no
+  // variant: the same answer as with rows.
+  EXPECT_ERROR(make(0, 8, 3, 4096, longest + 8).plan(kernel()), past.c_str());
+}
+
+TEST_F(QkDynamicDTest, RowShorterThanTheRotaryWidth) {
+  // The cache is [max_pos, 128]: a rotary pair would leave a row of 64.
+  EXPECT_ERROR(make(2, 8, 3, 4096, 64).plan(kernel()),
+               "argument 'cos_sin' has rotary width 128, more than the row "
+               "length D = 64");
+  Launch launch = make(2, 8, 3, 4096, 128);
+  LaunchPlan plan;
+  EXPECT_TRUE(launch.plan(kernel(), plan).ok());
+}
+
+//===----------------------------------------------------------------------===//
 // select01: an index [B, S] shared by two chains.
 //===----------------------------------------------------------------------===//
 
@@ -695,7 +1067,8 @@ TEST(SelectTest, ChainsAgreeThroughTheIndex) {
   LaunchPlan plan;
   Status status = launch.plan(kernel, plan);
   ASSERT_TRUE(status.ok()) << status.message();
-  EXPECT_EQ(plan.grid, 2 * ceilDiv(10, kernel.rowsPerCta));
+  const VariantInfo &v = expectFirstFit(kernel, plan, 64, true, {10, 10});
+  EXPECT_EQ(plan.grid, 2 * ceilDiv(10, v.rowsPerCta));
   expectParams(kernel, launch, plan, {10, 10}, {5, 5}, {1, 1}, 64);
   launch.results[1] = mem.tensor(BF16, {2, 6, 64});
   EXPECT_ERROR(launch.plan(kernel), "result 1 [2, 6, 64]",

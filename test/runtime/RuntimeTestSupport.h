@@ -14,6 +14,8 @@
 #include "gtest/gtest.h"
 
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -33,13 +35,58 @@ inline std::string artifactPath(const std::string &name) {
   return artifactDir() + "/" + name + ".nfa";
 }
 
-/// Reads artifact `name` (fused, fused_d3072, qk_neox, qk_interleaved,
-/// frames, select); fails the test if it does not parse.
+/// Reads artifact `name` (fused, fused_d3072, fused_staged, fused_d32768,
+/// qk_neox, qk_neox_dynamic_d, qk_interleaved, frames, select; see
+/// CMakeLists.txt); fails the test if it does not parse.
 inline Artifact loadArtifact(const std::string &name) {
   Artifact artifact;
   std::string error;
   EXPECT_TRUE(readArtifactFile(artifactPath(name), artifact, error)) << error;
   return artifact;
+}
+
+/// The bytes of the file at `path` (empty if it cannot be read).
+inline std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+/// Writes `text` to a file `name` in the test's temporary directory and
+/// returns its path.
+inline std::string writeTempFile(const std::string &name,
+                                 const std::string &text) {
+  std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  EXPECT_TRUE(out.good()) << "cannot write " << path;
+  return path;
+}
+
+/// Artifact `name` as the runtime of format 1 would have found it: the
+/// same file with the header of that format.
+inline std::string formatOneArtifact(const std::string &name) {
+  std::string text = readFile(artifactPath(name));
+  const std::string header = "normfuse-artifact 2\n";
+  EXPECT_EQ(text.rfind(header, 0), 0u) << "no format 2 header in " << name;
+  return "normfuse-artifact 1\n" + text.substr(header.size());
+}
+
+/// The variant `plan` launches (KernelInfo::variants[plan.variant]); fails
+/// the test if the index is out of range.
+inline const VariantInfo &launchedVariant(const KernelInfo &kernel,
+                                          const LaunchPlan &plan) {
+  if (plan.variant >= 0 && plan.variant < (int)kernel.variants.size())
+    return kernel.variants[plan.variant];
+  ADD_FAILURE() << "plan.variant " << plan.variant << " is not one of the "
+                << kernel.variants.size() << " variants of " << kernel.name;
+  static VariantInfo none = [] {
+    VariantInfo v;
+    v.rowsPerCta = v.chunk = v.blockSize = 1;
+    return v;
+  }();
+  return none;
 }
 
 /// Hands out fake, 256-byte aligned, non-overlapping device addresses.

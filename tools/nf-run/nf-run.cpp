@@ -449,7 +449,7 @@ int main(int argc, char **argv) {
     std::printf("BENCH %s dims=%s variant=%s bytes=%.0f kernel_us=%.2f "
                 "copy_us=%.2f copy_TBps=%.3f floor_pct=%.1f\n",
                 k.name.c_str(), dimsText.c_str(),
-                plan.vectorized ? "vectorized" : "general", bytes, kernelUs,
+                k.variants[plan.variant].function.c_str(), bytes, kernelUs,
                 copyUs, bytes / copyUs / 1e6, 100.0 * copyUs / kernelUs);
     return 0;
   }
@@ -514,8 +514,8 @@ int main(int argc, char **argv) {
       !s)
     die(s.message());
   checkCuda(cu, cu->cuCtxSynchronize(), "kernel execution");
-  std::string label = kname + " case=" + caseDir + " variant=" +
-                      (plan.vectorized ? "vectorized" : "general") +
+  std::string label = kname + " case=" + caseDir +
+                      " variant=" + k->variants[plan.variant].function +
                       (misalign ? " misaligned" : "") +
                       (pad ? " pad=" + std::to_string(pad) : "");
   for (size_t r = 0; r < k->results.size(); ++r) {

@@ -1,0 +1,162 @@
+//===- MaterializeVariants.cpp - -nf-materialize-variants -----------------===//
+//
+// Part of normfuse. Turns the schedules -nf-select-schedule chose
+// (`nf.schedules`) into the kernel's variants (`nf.variants`): for each
+// schedule a vectorized variant where 16-byte accesses are possible, and
+// the general variants that serve any alignment, each with the guard the
+// runtime tests at launch. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+#include "passes/Schedule.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::nf {
+#define GEN_PASS_DEF_NFMATERIALIZEVARIANTS
+#include "passes/Passes.h.inc"
+} // namespace mlir::nf
+
+using namespace mlir;
+using namespace mlir::nf;
+
+/// Most row elements a thread of a general variant keeps in registers: one
+/// element per access costs far more registers (addresses, masks) than
+/// 16-byte chunks, and longer rows spilled; they are streamed instead.
+static constexpr int64_t kMaxGeneralElements = 8;
+
+/// Whether 16-byte accesses can exist at all for this kernel: D (if
+/// static) a multiple of the chunk, and rotary halves made of whole chunks.
+static bool canVectorize(KernelOp kernel, int64_t chunk) {
+  if (std::optional<int64_t> d = getStaticRowLength(kernel))
+    if (*d % chunk != 0)
+      return false;
+  bool ok = true;
+  kernel.walk([&](RopeOp rope) {
+    if ((rope.getRotaryDim() / 2) % chunk != 0)
+      ok = false;
+  });
+  return ok;
+}
+
+/// "cta128x3", "warp32x1", "streaming1024": the schedule in a name.
+static std::string describe(const Schedule &s) {
+  std::string name = s.getKindName().str() + std::to_string(s.threadsPerRow);
+  if (s.isRegisterResident())
+    name += "x" + std::to_string(s.chunksPerThread);
+  return name;
+}
+
+namespace {
+struct NfMaterializeVariantsPass
+    : nf::impl::NfMaterializeVariantsBase<NfMaterializeVariantsPass> {
+  void runOnOperation() override {
+    getOperation()->walk([&](KernelOp kernel) {
+      if (failed(materialize(kernel)))
+        signalPassFailure();
+    });
+  }
+
+  LogicalResult materialize(KernelOp kernel) {
+    auto array = kernel->getAttrOfType<ArrayAttr>(getSchedulesAttrName());
+    SmallVector<Schedule> schedules;
+    if (array)
+      for (Attribute a : array)
+        if (auto attr = dyn_cast<ScheduleAttr>(a))
+          schedules.push_back(Schedule::fromAttr(attr));
+    if (!array || schedules.empty() || schedules.size() != array.size())
+      return kernel.emitOpError("needs a non-empty ")
+             << getSchedulesAttrName()
+             << " array of #nf.schedule; run -nf-select-schedule first";
+
+    bool rope = false, inPlace = false;
+    kernel.walk([&](RopeOp) { rope = true; });
+    for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
+      inPlace |= kernel.getInPlaceArgument(r).has_value();
+    // In place + rotary: an element's partner is read while other threads
+    // store the row, so only a register-resident row (all of it computed
+    // before any store) is correct.
+    bool needsWholeRow = rope && inPlace;
+    std::optional<int64_t> staticD = getStaticRowLength(kernel);
+
+    struct Entry {
+      Schedule schedule;
+      bool vectorized;
+      int64_t maxD;
+    };
+    SmallVector<Entry> vectorized, general;
+    // A guard on D only where a schedule is register-resident (its
+    // capacity), and only where D is not static (then it is checked once,
+    // when the kernel is verified and launched).
+    auto guard = [&](const Schedule &s) -> int64_t {
+      return s.isRegisterResident() ? s.capacity() : 0;
+    };
+    for (const Schedule &s : schedules) {
+      if (s.isRegisterResident() && staticD && *staticD > s.capacity())
+        return kernel.emitOpError("schedule holds ")
+               << s.capacity()
+               << " elements per row, fewer than D = " << *staticD;
+      if (canVectorize(kernel, s.chunk))
+        vectorized.push_back({s, true, guard(s)});
+      // The general variant: the same threads, one element per access.
+      Schedule g = s;
+      g.chunksPerThread *= g.chunk;
+      g.chunk = 1;
+      g.asyncCopy = false;
+      g.stageRows = false;
+      if (g.chunksPerThread > kMaxGeneralElements && !needsWholeRow) {
+        g.chunksPerThread = 0;
+        g.clusterSize = 1;
+      }
+      if (needsWholeRow && !g.isRegisterResident())
+        return kernel.emitOpError(
+            "writes in place and applies rotary embedding, which needs a "
+            "register-resident schedule: fix D (nf-compile --dim D=<n>) or "
+            "leave the schedule to -nf-select-schedule");
+      // A streamed general variant serves the rows of its schedule's
+      // tier (any D where the schedule itself streams).
+      Entry e{g, false, g.isRegisterResident() ? guard(g) : guard(s)};
+      // Streamed general variants of consecutive tiers with the same
+      // threads are one function, serving both tiers.
+      if (!g.isRegisterResident() && !general.empty() &&
+          !general.back().schedule.isRegisterResident() &&
+          general.back().schedule.threadsPerRow == g.threadsPerRow &&
+          general.back().schedule.rowsPerCta == g.rowsPerCta &&
+          general.back().schedule.rowsPerThread == g.rowsPerThread) {
+        general.back().maxD = e.maxD;
+        continue;
+      }
+      general.push_back(e);
+    }
+    // Order: by the D they serve, a vectorized variant before the general
+    // one of the same bound; the runtime takes the first whose guard holds.
+    SmallVector<Entry> all;
+    size_t vi = 0, gi = 0;
+    auto bound = [](const Entry &e) {
+      return e.maxD == 0 ? std::numeric_limits<int64_t>::max() : e.maxD;
+    };
+    while (vi < vectorized.size() || gi < general.size()) {
+      if (gi == general.size() || (vi < vectorized.size() &&
+                                   bound(vectorized[vi]) <= bound(general[gi])))
+        all.push_back(vectorized[vi++]);
+      else
+        all.push_back(general[gi++]);
+    }
+    SmallVector<Attribute> attrs;
+    MLIRContext *ctx = kernel.getContext();
+    for (auto [i, e] : llvm::enumerate(all)) {
+      std::string name = (e.vectorized ? "v" : "g") + std::to_string(i) + "_" +
+                         describe(e.schedule);
+      attrs.push_back(VariantAttr::getChecked(
+          [&] { return kernel.emitOpError(); }, ctx, StringRef(name),
+          e.vectorized, e.maxD, e.schedule.toAttr(ctx)));
+      if (!attrs.back())
+        return failure();
+    }
+    kernel->setAttr(getVariantsAttrName(), ArrayAttr::get(ctx, attrs));
+    kernel->removeAttr(getSchedulesAttrName());
+    return success();
+  }
+};
+} // namespace

@@ -1,0 +1,101 @@
+// Schedules become variants with guards.
+// RUN: nf-opt %s -split-input-file -nf-materialize-variants -verify-diagnostics | FileCheck %s
+
+// One register-resident schedule (static D): a vectorized variant guarded
+// by its capacity (16 threads x 1 chunk x 8), and the general one with the
+// same threads, one element per access (8 elements per thread: still in
+// registers). The schedules are replaced.
+// CHECK-LABEL: nf.kernel @static128
+// CHECK-SAME: nf.variants = [
+// CHECK-SAME: #nf.variant<name = "v0_multi_row16x1", vectorized = true, max_d = 128, schedule = <threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 1, rows_per_thread = 2>>,
+// CHECK-SAME: #nf.variant<name = "g1_multi_row16x8", vectorized = false, max_d = 128, schedule = <threads_per_row = 16, rows_per_cta = 8, chunk = 1, chunks_per_thread = 8, rows_per_thread = 2>>]
+// CHECK-NOT: nf.schedules
+nf.kernel @static128(%x: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 1, rows_per_thread = 2>]} {
+  %r = nf.load %x [B, S, D] : tensor<?x?x128xbf16>
+  nf.return %r : !nf.row<bf16>
+}
+
+// -----
+
+// A static D that is not a multiple of the chunk has no vectorized variant.
+// CHECK-LABEL: nf.kernel @static100
+// CHECK-SAME: nf.variants = [#nf.variant<name = "g0_multi_row16x8", vectorized = false, max_d = 128,
+nf.kernel @static100(%x: tensor<?x?x100xbf16>) -> tensor<?x?x100xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 1, rows_per_thread = 2>]} {
+  %r = nf.load %x [B, S, D] : tensor<?x?x100xbf16>
+  nf.return %r : !nf.row<bf16>
+}
+
+// -----
+
+// A family (D dynamic): each schedule's vectorized variant; general
+// variants stream where a thread would hold more than 8 elements, and the
+// streamed general variants of consecutive schedules with the same threads
+// are one function serving both (max_d of the later). Ordered by the
+// longest row served, vectorized first; the last has no bound.
+// CHECK-LABEL: nf.kernel @family
+// CHECK-SAME: #nf.variant<name = "v0_warp32x3", vectorized = true, max_d = 768,
+// CHECK-SAME: #nf.variant<name = "v1_warp32x4", vectorized = true, max_d = 1024,
+// CHECK-SAME: #nf.variant<name = "g2_streaming32", vectorized = false, max_d = 1024, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 1, chunks_per_thread = 0>>,
+// CHECK-SAME: #nf.variant<name = "v3_streaming1024", vectorized = true, max_d = 0,
+// CHECK-SAME: #nf.variant<name = "g4_streaming1024", vectorized = false, max_d = 0, schedule = <threads_per_row = 1024, rows_per_cta = 1, chunk = 1, chunks_per_thread = 0>>]
+nf.kernel @family(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
+    attributes {nf.schedules = [
+      #nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 3>,
+      #nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 4>,
+      #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]} {
+  %r = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  nf.return %r : !nf.row<bf16>
+}
+
+// -----
+
+// An in-place rotary result needs the whole row before any store: its
+// general variant stays in registers however long the row, and a
+// streamed schedule is refused.
+// CHECK-LABEL: nf.kernel @rope_inplace
+// CHECK-SAME: #nf.variant<name = "g1_warp32x16", vectorized = false, max_d = 512, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 1, chunks_per_thread = 16>>
+nf.kernel @rope_inplace(%q: tensor<?x?x512xbf16>, %cos_sin: tensor<?x128xf32>,
+                        %positions: tensor<?xi64>)
+    -> (tensor<?x?x512xbf16> {nf.in_place = 0 : i64})
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 2>]} {
+  %qb = nf.load %q [B, S, D] : tensor<?x?x512xbf16>
+  %qf = nf.cast %qb : !nf.row<bf16> to !nf.row<f32>
+  %qr = nf.rope neox %qf, %cos_sin[%positions] rotary 128
+      : !nf.row<f32>, tensor<?x128xf32>, tensor<?xi64>
+  %qo = nf.cast %qr : !nf.row<f32> to !nf.row<bf16>
+  nf.return %qo : !nf.row<bf16>
+}
+
+// -----
+
+// expected-error@+1 {{writes in place and applies rotary embedding, which needs a register-resident schedule}}
+nf.kernel @rope_streamed(%q: tensor<?x?x?xbf16>, %cos_sin: tensor<?x128xf32>,
+                         %positions: tensor<?xi64>)
+    -> (tensor<?x?x?xbf16> {nf.in_place = 0 : i64})
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]} {
+  %qb = nf.load %q [B, S, D] : tensor<?x?x?xbf16>
+  %qf = nf.cast %qb : !nf.row<bf16> to !nf.row<f32>
+  %qr = nf.rope neox %qf, %cos_sin[%positions] rotary 128
+      : !nf.row<f32>, tensor<?x128xf32>, tensor<?xi64>
+  %qo = nf.cast %qr : !nf.row<f32> to !nf.row<bf16>
+  nf.return %qo : !nf.row<bf16>
+}
+
+// -----
+
+// expected-error@+1 {{schedule holds 256 elements per row, fewer than D = 512}}
+nf.kernel @too_small(%x: tensor<?x?x512xbf16>) -> tensor<?x?x512xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 1>]} {
+  %r = nf.load %x [B, S, D] : tensor<?x?x512xbf16>
+  nf.return %r : !nf.row<bf16>
+}
+
+// -----
+
+// expected-error@+1 {{needs a non-empty nf.schedules array of #nf.schedule; run -nf-select-schedule first}}
+nf.kernel @unscheduled(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
+  %r = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  nf.return %r : !nf.row<bf16>
+}
