@@ -167,7 +167,10 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   schedule.stageRows = options.stageRows && options.chip != "sm_75";
   schedule.maxCluster = options.maxCluster;
   rows.addPass(createNfSelectSchedule(schedule));
-  rows.addPass(createNfMaterializeVariants());
+  NfMaterializeVariantsOptions variants;
+  variants.drop.assign(options.dropVariants.begin(),
+                       options.dropVariants.end());
+  rows.addPass(createNfMaterializeVariants(variants));
   if (failed(runStage(module, rows, "rows", options, dump)))
     return failure();
 

@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <string>
+#include <vector>
 
 namespace mlir {
 class DialectRegistry;
@@ -50,6 +51,9 @@ struct CodegenOptions {
   /// The same for every generated function (0: none); a per-function entry
   /// above overrides it.
   int64_t minCtasPerSmAll = 0;
+  /// Register-resident vectorized variants of families to leave out
+  /// (-nf-materialize-variants drop=...): those ptxas spills.
+  std::vector<std::string> dropVariants;
   /// Print the IR after this stage ("rows", "gpu", "nvvm") to `dump`.
   std::string dumpStage;
 };

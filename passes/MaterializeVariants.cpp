@@ -51,6 +51,8 @@ static std::string describe(const Schedule &s) {
 namespace {
 struct NfMaterializeVariantsPass
     : nf::impl::NfMaterializeVariantsBase<NfMaterializeVariantsPass> {
+  using NfMaterializeVariantsBase::NfMaterializeVariantsBase;
+
   void runOnOperation() override {
     getOperation()->walk([&](KernelOp kernel) {
       if (failed(materialize(kernel)))
@@ -146,8 +148,13 @@ struct NfMaterializeVariantsPass
     SmallVector<Attribute> attrs;
     MLIRContext *ctx = kernel.getContext();
     for (auto [i, e] : llvm::enumerate(all)) {
+      // Named before any is dropped, so that names stay put.
       std::string name = (e.vectorized ? "v" : "g") + std::to_string(i) + "_" +
                          describe(e.schedule);
+      std::string function = (kernel.getSymName() + "_" + name).str();
+      if (!staticD && e.vectorized && e.schedule.isRegisterResident() &&
+          llvm::is_contained(drop, function))
+        continue;
       attrs.push_back(VariantAttr::getChecked(
           [&] { return kernel.emitOpError(); }, ctx, StringRef(name),
           e.vectorized, e.maxD, e.schedule.toAttr(ctx)));

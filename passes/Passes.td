@@ -155,6 +155,12 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
     the last has no bound on D (except for in-place rotary kernels, whose
     longest rows the runtime refuses).
 
+    `drop` lists GPU functions (`<kernel>_<variant>`) to leave out, for
+    variants of a family (D dynamic) that hold rows in registers with 16-byte
+    accesses: the next variant of the family serves their rows.
+    `nf-compile` drops a variant that ptxas spills even at one CTA per SM
+    (docs/Rationale.md); names of other variants are ignored.
+
     ```mlir
     nf.kernel @k(...) attributes {nf.variants = [
         #nf.variant<name = "v0_warp32x2", vectorized = true, max_d = 512,
@@ -163,6 +169,11 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
         ...]}
     ```
   }];
+  let options = [
+    ListOption<"drop", "drop", "std::string",
+               "GPU functions of register-resident vectorized variants of a "
+               "family (D dynamic) to leave out">,
+  ];
   let dependentDialects = ["::mlir::nf::NfDialect"];
 }
 

@@ -1,5 +1,6 @@
 // Schedules become variants with guards.
 // RUN: nf-opt %s -split-input-file -nf-materialize-variants -verify-diagnostics | FileCheck %s
+// RUN: nf-opt %s -split-input-file -nf-materialize-variants="drop=family_v1_warp32x4,family_g2_streaming32,static128_v0_multi_row16x1" -verify-diagnostics | FileCheck %s --check-prefix=DROP
 
 // One register-resident schedule (static D): a vectorized variant guarded
 // by its capacity (16 threads x 1 chunk x 8), and the general one with the
@@ -40,6 +41,13 @@ nf.kernel @static100(%x: tensor<?x?x100xbf16>) -> tensor<?x?x100xbf16>
 // CHECK-SAME: #nf.variant<name = "g2_streaming32", vectorized = false, max_d = 1024, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 1, chunks_per_thread = 0>>,
 // CHECK-SAME: #nf.variant<name = "v3_streaming1024", vectorized = true, max_d = 0,
 // CHECK-SAME: #nf.variant<name = "g4_streaming1024", vectorized = false, max_d = 0, schedule = <threads_per_row = 1024, rows_per_cta = 1, chunk = 1, chunks_per_thread = 0>>]
+// nf-compile drops a family's register-resident vectorized variant that
+// ptxas spills: the next one serves its rows; the others keep their names.
+// General variants and variants of a static D are never dropped.
+// DROP-LABEL: nf.kernel @static128
+// DROP-SAME: name = "v0_multi_row16x1"
+// DROP-LABEL: nf.kernel @family
+// DROP-SAME: nf.variants = [#nf.variant<name = "v0_warp32x3", {{.*}}>, #nf.variant<name = "g2_streaming32", {{.*}}>, #nf.variant<name = "v3_streaming1024", {{.*}}>, #nf.variant<name = "g4_streaming1024", {{.*}}>]}
 nf.kernel @family(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
     attributes {nf.schedules = [
       #nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 3>,

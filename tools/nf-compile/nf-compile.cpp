@@ -12,6 +12,7 @@
 #include "codegen/Ptxas.h"
 #include "codegen/TorchEmitter.h"
 #include "dialect/NfOps.h"
+#include "passes/Schedule.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -153,6 +154,23 @@ static void printPtxasSummary(StringRef log,
 /// after a few rounds. When the final `ptx` was assembled, `cubinOut` and
 /// `logOut` hold that assembly (so that --cubin and --ptxas-info need not
 /// run ptxas again); otherwise they are left empty.
+/// Whether -nf-materialize-variants leaves out `function` when asked:
+/// a register-resident vectorized variant of a kernel with D dynamic.
+static bool isDroppable(ModuleOp module, StringRef function) {
+  bool droppable = false;
+  module.walk([&](nf::KernelOp kernel) {
+    auto variants = kernel->getAttrOfType<ArrayAttr>(nf::getVariantsAttrName());
+    if (!variants || nf::getStaticRowLength(kernel))
+      return;
+    for (Attribute a : variants)
+      if (auto v = dyn_cast<nf::VariantAttr>(a))
+        if (nf::getVariantFunctionName(kernel, v) == function &&
+            v.getVectorized() && v.getSchedule().isRegisterResident())
+          droppable = true;
+  });
+  return droppable;
+}
+
 static LogicalResult avoidSpills(ModuleOp pristine,
                                  OwningOpRef<ModuleOp> &module,
                                  nf::CodegenOptions &options, std::string &ptx,
@@ -172,8 +190,20 @@ static LogicalResult avoidSpills(ModuleOp pristine,
           hint == options.minCtasPerSm.end()
               ? nf::residentCtasPerSm(chip, f.registers, blockSizes[f.name])
               : hint->getValue() - 1;
-      if (ctas < 1)
+      if (ctas < 1) {
+        // Spills even at one CTA per SM: a register-resident variant of a
+        // family is left out (the next variant serves its rows); other
+        // functions keep the spill.
+        if (!llvm::is_contained(options.dropVariants, f.name)) {
+          options.dropVariants.push_back(f.name);
+          // Where the variant is dropped, its hint names no kernel; where
+          // it cannot be (not in a family), the hint stays.
+          if (isDroppable(*module, f.name))
+            options.minCtasPerSm.erase(f.name);
+          changed = true;
+        }
         continue;
+      }
       options.minCtasPerSm[f.name] = ctas;
       changed = true;
     }
