@@ -204,7 +204,7 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
 
     ```mlir
     gpu.module @nf_kernels {
-      gpu.func @rms(%x: !llvm.ptr<1>, ...) kernel
+      gpu.func @rms_v0_multi_row16x1(%x: !llvm.ptr<1>, ...) kernel
           attributes {known_block_size = array<i32: 64, 4, 1>} { ... }
     }
     ```

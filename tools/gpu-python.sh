@@ -7,7 +7,7 @@
 # Artifacts come from tools/make-python-cases.sh (gpu-py/).
 #
 #   tools/gpu-python.sh [OUT_DIR] [bench args...]
-#   ONLY=tests|bench|profile tools/gpu-python.sh ...   (one part; the tests
+#   ONLY=tests|bench|roofline|profile tools/gpu-python.sh ...   (one part; the tests
 #        include the example; profile: ncu of the normfuse kernels of the
 #        bench cases in PROFILE, default 2,4,6; PROFILE=... adds it to a run)
 set -uo pipefail
@@ -45,6 +45,12 @@ python3 bench/copy_sizes.py 2>&1 | tee "$out/copy_sizes.log"
 echo "== benchmark"
 python3 bench/bench.py --artifacts gpu-py/bench --json "$out/bench.json" \
   --markdown "$out/bench.md" "$@" 2>&1 | tee "$out/bench.log" | grep -v "^W1\|^I1"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+if [ "$only" = all ] || [ "$only" = roofline ]; then
+echo "== roofline: the D-dynamic artifacts at every D (Quack, Liger if importable)"
+python3 bench/roofline.py --artifacts gpu-py/roofline --json "$out/roofline.json" \
+  --markdown "$out/roofline.md" 2>&1 | tee "$out/roofline.log" | grep -v "^W1\|^I1"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 if [ "$only" = profile ] || [ -n "${PROFILE:-}" ]; then

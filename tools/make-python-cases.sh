@@ -41,6 +41,14 @@ for d in 32768 65536; do
   nfc examples/fused_add_gate_norm.mlir --dim D=$d --stage-rows -o "$out/bench/bench_fagn_D${d}_staged.nfa"
 done
 nfc examples/scale_residual_layernorm_scale_shift.mlir --dim D=49152 --stage-rows -o "$out/bench/bench_srn_bf16_D49152_staged.nfa"
+# The roofline benchmark (bench/roofline.py): one artifact per kernel with D
+# dynamic, the one a user ships, timed at every D against kernels specialized
+# per D. File name = kernel name (roofline.py loads <kernel>.nfa).
+mkdir -p "$out/roofline"
+for name in rmsnorm layernorm fused_add_rmsnorm softmax \
+            scale_residual_layernorm_scale_shift fused_add_gate_norm; do
+  nfc "examples/$name.mlir" -o "$out/roofline/$name.nfa"
+done
 git rev-parse --short HEAD > "$out/COMMIT"
 du -sh "$out"
 

@@ -16,6 +16,26 @@
 // FAGNB: @fused_add_gate_norm result #0 bf16 3x5x7: rel_error {{.*}} <= 1e-02 ok
 // FAGNB-NOT: result
 
+// RUN: nf-interp --check-decompose --dims=B=2,S=8,D=64 %examples/fused_add_rmsnorm.mlir \
+// RUN:   | FileCheck %s --check-prefix=FARNA
+// RUN: nf-interp --check-decompose --dims=B=3,S=5,D=7 --seed=2 %examples/fused_add_rmsnorm.mlir \
+// RUN:   | FileCheck %s --check-prefix=FARNB
+// FARNA: @fused_add_rmsnorm result #0 bf16 2x8x64: rel_error {{.*}} <= 1e-02 ok
+// FARNA-NEXT: @fused_add_rmsnorm result #1 bf16 2x8x64: rel_error {{.*}} <= 1e-02 ok
+// FARNA-NOT: result
+// FARNB: @fused_add_rmsnorm result #0 bf16 3x5x7: rel_error {{.*}} <= 1e-02 ok
+// FARNB-NEXT: @fused_add_rmsnorm result #1 bf16 3x5x7: rel_error {{.*}} <= 1e-02 ok
+// FARNB-NOT: result
+
+// RUN: nf-interp --check-decompose --dims=B=2,S=8,D=64 %examples/layernorm.mlir \
+// RUN:   | FileCheck %s --check-prefix=LNA
+// RUN: nf-interp --check-decompose --dims=B=3,S=5,D=7 --seed=2 %examples/layernorm.mlir \
+// RUN:   | FileCheck %s --check-prefix=LNB
+// LNA: @layernorm result #0 bf16 2x8x64: rel_error {{.*}} <= 1e-02 ok
+// LNA-NOT: result
+// LNB: @layernorm result #0 bf16 3x5x7: rel_error {{.*}} <= 1e-02 ok
+// LNB-NOT: result
+
 // RUN: nf-interp --check-decompose --dims=B=2,S=8,D=64 %examples/norm_tanh_mul_add.mlir \
 // RUN:   | FileCheck %s --check-prefix=NTMAA
 // RUN: nf-interp --check-decompose --dims=B=3,S=5,D=7 --seed=2 %examples/norm_tanh_mul_add.mlir \
@@ -79,6 +99,15 @@
 // QKNPB: @qk_rmsnorm_rope_neox_partial result #0 bf16 5x24x128: rel_error {{.*}} <= 1e-02 ok
 // QKNPB-NEXT: @qk_rmsnorm_rope_neox_partial result #1 bf16 5x8x128: rel_error {{.*}} <= 1e-02 ok
 // QKNPB-NOT: result
+
+// RUN: nf-interp --check-decompose --dims=B=2,S=8,D=64 %examples/rmsnorm.mlir \
+// RUN:   | FileCheck %s --check-prefix=RMSA
+// RUN: nf-interp --check-decompose --dims=B=3,S=5,D=7 --seed=2 %examples/rmsnorm.mlir \
+// RUN:   | FileCheck %s --check-prefix=RMSB
+// RMSA: @rmsnorm result #0 bf16 2x8x64: rel_error {{.*}} <= 1e-02 ok
+// RMSA-NOT: result
+// RMSB: @rmsnorm result #0 bf16 3x5x7: rel_error {{.*}} <= 1e-02 ok
+// RMSB-NOT: result
 
 // RUN: nf-interp --check-decompose --dims=B=2,S=8,D=64 %examples/scale_residual_layernorm_affine_scale_shift.mlir \
 // RUN:   | FileCheck %s --check-prefix=SRLASA
@@ -158,3 +187,12 @@
 // S01RB-NEXT: @select01_residual_layernorm_modulate result #1 bf16 3x5x7: rel_error {{.*}} <= 1e-02 ok
 // S01RB-NEXT: @select01_residual_layernorm_modulate result #2 bf16 3x5x7: rel_error {{.*}} <= 1e-02 ok
 // S01RB-NOT: result
+
+// RUN: nf-interp --check-decompose --dims=B=2,S=8,D=64 %examples/softmax.mlir \
+// RUN:   | FileCheck %s --check-prefix=SMAXA
+// RUN: nf-interp --check-decompose --dims=B=3,S=5,D=7 --seed=2 %examples/softmax.mlir \
+// RUN:   | FileCheck %s --check-prefix=SMAXB
+// SMAXA: @softmax result #0 f16 2x8x64: rel_error {{.*}} <= 1e-02 ok
+// SMAXA-NOT: result
+// SMAXB: @softmax result #0 f16 3x5x7: rel_error {{.*}} <= 1e-02 ok
+// SMAXB-NOT: result

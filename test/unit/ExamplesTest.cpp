@@ -437,6 +437,84 @@ const std::vector<ExampleCase> kExamples = {
      [](const Tensors &in, const Sizes &z) {
        return select01(in, z, /*residual=*/true);
      }},
+    // The plain kernels of the roofline benchmark (bench/roofline.py).
+    {"rmsnorm",
+     {2, 3, 9},
+     {{"x", "B S D"}, {"weight", "D"}},
+     [](const Tensors &in, const Sizes &z) {
+       HostTensor y = output(ElementKind::BF16, z);
+       for (int64_t b = 0; b < z.B; ++b)
+         for (int64_t s = 0; s < z.S; ++s) {
+           std::vector<double> x(z.D);
+           for (int64_t d = 0; d < z.D; ++d)
+             x[d] = at(in.at("x"), {b, s, d});
+           std::vector<double> n = rmsNorm(x);
+           for (int64_t d = 0; d < z.D; ++d)
+             at(y, {b, s, d}) = bf16(f32(n[d] * at(in.at("weight"), {d})));
+         }
+       return std::vector<HostTensor>{y};
+     }},
+    {"layernorm",
+     {2, 3, 9},
+     {{"x", "B S D"}, {"weight", "D"}, {"bias", "D"}},
+     [](const Tensors &in, const Sizes &z) {
+       HostTensor y = output(ElementKind::BF16, z);
+       for (int64_t b = 0; b < z.B; ++b)
+         for (int64_t s = 0; s < z.S; ++s) {
+           std::vector<double> x(z.D);
+           for (int64_t d = 0; d < z.D; ++d)
+             x[d] = at(in.at("x"), {b, s, d});
+           std::vector<double> n = layerNorm(x);
+           for (int64_t d = 0; d < z.D; ++d)
+             at(y, {b, s, d}) = bf16(f32(n[d] * at(in.at("weight"), {d}) +
+                                         at(in.at("bias"), {d})));
+         }
+       return std::vector<HostTensor>{y};
+     }},
+    {"fused_add_rmsnorm",
+     {},
+     {{"x", "B S D"}, {"residual", "B S D"}, {"weight", "D"}},
+     [](const Tensors &in, const Sizes &z) {
+       HostTensor y = output(ElementKind::BF16, z), rOut = y;
+       for (int64_t b = 0; b < z.B; ++b)
+         for (int64_t s = 0; s < z.S; ++s) {
+           // r = x + residual in f32, stored as bf16; the norm reads the
+           // stored value.
+           std::vector<double> r(z.D);
+           for (int64_t d = 0; d < z.D; ++d)
+             r[d] = bf16((float)at(in.at("x"), {b, s, d}) +
+                         (float)at(in.at("residual"), {b, s, d}));
+           std::vector<double> n = rmsNorm(r);
+           for (int64_t d = 0; d < z.D; ++d) {
+             at(y, {b, s, d}) = bf16(f32(n[d] * at(in.at("weight"), {d})));
+             at(rOut, {b, s, d}) = r[d];
+           }
+         }
+       return std::vector<HostTensor>{y, rOut};
+     }},
+    {"softmax",
+     {2, 3, 9},
+     {{"x", "B S D"}},
+     [](const Tensors &in, const Sizes &z) {
+       HostTensor y = output(ElementKind::F16, z);
+       for (int64_t b = 0; b < z.B; ++b)
+         for (int64_t s = 0; s < z.S; ++s) {
+           double m = -INFINITY;
+           for (int64_t d = 0; d < z.D; ++d)
+             m = std::max(m, at(in.at("x"), {b, s, d}));
+           // f32 ops: x - m, exp, the sum (exact, rounded once), e / sum.
+           std::vector<double> e(z.D);
+           double sum = 0;
+           for (int64_t d = 0; d < z.D; ++d) {
+             e[d] = f32(std::exp(f32(at(in.at("x"), {b, s, d}) - m)));
+             sum += e[d];
+           }
+           sum = f32(sum);
+           for (int64_t d = 0; d < z.D; ++d)
+             at(y, {b, s, d}) = f16(f32(e[d] / sum));
+         }
+       return std::vector<HostTensor>{y};
+     }},
 };
 
 //===----------------------------------------------------------------------===//
