@@ -35,6 +35,8 @@ ROW_D = [1, 7, 8, 16, 24, 64, 100, 128, 136, 192, 256, 264, 384, 512, 520,
          768, 1000, 1024, 1028, 1536, 2048, 2056, 2240, 3072, 3840, 4096,
          4104, 5120, 6144, 8192, 8200, 12288, 16384, 16392, 24576, 32768,
          49152, 65536]
+if os.environ.get("NF_MATRIX_D"):  # a subset, e.g. under compute-sanitizer
+    ROW_D = [int(d) for d in os.environ["NF_MATRIX_D"].split(",")]
 LAYOUTS = ("contiguous", "offset", "padded")
 # cpu only to try the script itself: there the call runs the fallback too.
 DEVICE = os.environ.get("NF_MATRIX_DEVICE", "cuda")
