@@ -44,7 +44,10 @@ static cl::opt<std::string>
 static cl::list<std::string>
     dims("dim",
          cl::desc("Fix a dynamic size at compile time, e.g. --dim D=1536 "
-                  "(only D, the row length, changes the generated code)"),
+                  "(only D, the row length, changes the generated code). "
+                  "Without it the artifact holds a family of variants, the "
+                  "schedule a fixed D would get for every D, and the "
+                  "runtime picks one per launch"),
          cl::value_desc("D=<n>"), cl::cat(category));
 static cl::opt<std::string>
     emit("emit",
@@ -78,8 +81,10 @@ static cl::opt<bool> avoidSpillsOption(
     cl::init(true), cl::cat(category));
 static cl::opt<int64_t>
     threadsPerRow("threads-per-row",
-                  cl::desc("Force threads per row (power of two)"), cl::init(0),
-                  cl::cat(category));
+                  cl::desc("Force threads per row (power of two; any "
+                           "forced schedule option gives a dynamic D one "
+                           "schedule instead of the family)"),
+                  cl::init(0), cl::cat(category));
 static cl::opt<int64_t> rowsPerCta("rows-per-cta",
                                    cl::desc("Force rows per CTA"), cl::init(0),
                                    cl::cat(category));
@@ -112,13 +117,15 @@ static cl::opt<int64_t> minCtasPerSm(
     cl::init(0), cl::cat(category));
 static cl::opt<bool>
     streaming("streaming",
-              cl::desc("Force the streaming schedule (row re-read from "
-                       "memory per reduction) even for a static D"),
+              cl::desc("Force one streaming schedule (row re-read from "
+                       "memory per reduction): for a static D instead of "
+                       "registers, for a dynamic D instead of the family"),
               cl::cat(category));
 
 static cl::opt<bool> stageRows(
     "stage-rows",
-    cl::desc("Streaming schedules (D dynamic, or too long for registers): "
+    cl::desc("Streaming schedules (with D dynamic it replaces the family "
+             "by one streaming schedule; a static D too long for registers): "
              "the vectorized variant copies each row's [B, S, D] tensors that "
              "feed a reduction into dynamic shared memory once (cp.async) "
              "when the launch can provide rows_per_cta * D * <their bytes> "
