@@ -535,6 +535,9 @@ def main():
                    help="CPU only: check references against the artifacts' "
                    "generated PyTorch functions at a few rows, no timing")
     p.add_argument("--dry-run-rows", type=int, default=5)
+    p.add_argument("--profile", action="store_true",
+                   help="launch the normfuse kernel twice per case and D, "
+                   "nothing else (run under ncu)")
     opts = p.parse_args()
     if opts.quick:
         opts.replays = 3
@@ -586,6 +589,16 @@ def main():
                     "normfuse": dict(error=f"cannot load {path}")})
             elif opts.dry_run:
                 row = dry_run_case(case, D, kernel, opts.dry_run_rows)
+            elif opts.profile:
+                M = rows_for(D, itemsize(case.x_dtype))
+                gen = torch.Generator(device=device).manual_seed(D)
+                args = case.inputs(M, D, gen, device)
+                for _ in range(2):
+                    kernel(*args)
+                torch.cuda.synchronize()
+                print(f"{case.name} D={D}: launched", flush=True)
+                del args
+                continue
             else:
                 try:
                     row = run_case(case, D, kernel, opts, device)
