@@ -829,8 +829,17 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
         allReduce(partial, reduce.getKind(), reductionSlot++);
     evaluateReadyScalars(chain);
   }
+  // Without rotary partners a chunk's results depend on its own elements
+  // only: each chunk is computed and stored before the next one's epilogue
+  // operands are loaded, so that they are not all live at once.
+  if (!hasRope) {
+    for (Chunk &chunk : chunks)
+      for (auto &[r, value] : outputs)
+        storeRow(r, evaluate(value, chunk), chunk);
+    return;
+  }
   // The whole row is computed before any of it is stored: an in-place
-  // result may overwrite what another chunk still reads.
+  // result may overwrite what another chunk still reads (a rotary partner).
   SmallVector<SmallVector<Value>> values(chunks.size());
   for (auto [k, chunk] : llvm::enumerate(chunks))
     for (auto &[r, value] : outputs)
