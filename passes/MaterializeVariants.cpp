@@ -151,15 +151,15 @@ struct NfMaterializeVariantsPass
       // Named before any is dropped, so that names stay put.
       std::string name = (e.vectorized ? "v" : "g") + std::to_string(i) + "_" +
                          describe(e.schedule);
-      std::string function = (kernel.getSymName() + "_" + name).str();
-      if (!staticD && e.vectorized && e.schedule.isRegisterResident() &&
-          llvm::is_contained(drop, function))
-        continue;
-      attrs.push_back(VariantAttr::getChecked(
+      auto variant = VariantAttr::getChecked(
           [&] { return kernel.emitOpError(); }, ctx, StringRef(name),
-          e.vectorized, e.maxD, e.schedule.toAttr(ctx)));
-      if (!attrs.back())
+          e.vectorized, e.maxD, e.schedule.toAttr(ctx));
+      if (!variant)
         return failure();
+      if (isDroppableVariant(kernel, variant) &&
+          llvm::is_contained(drop, getVariantFunctionName(kernel, variant)))
+        continue;
+      attrs.push_back(variant);
     }
     kernel->setAttr(getVariantsAttrName(), ArrayAttr::get(ctx, attrs));
     kernel->removeAttr(getSchedulesAttrName());

@@ -68,6 +68,12 @@ std::string mlir::nf::getVariantFunctionName(KernelOp kernel,
   return (kernel.getSymName() + "_" + variant.getName()).str();
 }
 
+bool mlir::nf::isDroppableVariant(KernelOp kernel, VariantAttr variant) {
+  return variant.getVectorized() &&
+         variant.getSchedule().isRegisterResident() &&
+         !getStaticRowLength(kernel);
+}
+
 int64_t mlir::nf::computeChunkElements(KernelOp kernel) {
   unsigned narrowest = 4;
   auto consider = [&](Type type) {
@@ -194,15 +200,15 @@ struct NfSelectSchedulePass
     }
     SmallVector<Schedule> family;
     int64_t chunk = computeChunkElements(kernel);
-    for (int64_t v = 1; v <= kMaxRegisterRowThreads * maxChunks; ++v) {
+    // The rule's choice grows with the chunk count, so the next distinct
+    // schedule is the one for one chunk past the last one's capacity.
+    for (int64_t v = 1; v <= kMaxRegisterRowThreads * maxChunks;
+         v = family.back().capacity() / chunk + 1) {
       FailureOr<Schedule> s = select(kernel, v * chunk);
       if (failed(s))
         return failure();
       if (!s->isRegisterResident())
         break;
-      if (!family.empty() && family.back().threadsPerRow == s->threadsPerRow &&
-          family.back().chunksPerThread == s->chunksPerThread)
-        continue;
       family.push_back(*s);
     }
     // Longer rows: streamed by 1024 threads (measured faster than 256 at

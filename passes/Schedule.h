@@ -80,6 +80,11 @@ FailureOr<SmallVector<VariantAttr>> getVariants(KernelOp kernel);
 /// The GPU function of `variant` of `kernel`: "<kernel>_<variant name>".
 std::string getVariantFunctionName(KernelOp kernel, VariantAttr variant);
 
+/// Whether a family may leave `variant` of `kernel` out (nf-compile drops
+/// those ptxas spills): a register-resident vectorized variant of a kernel
+/// with D dynamic, whose rows the next variant of the family also serves.
+bool isDroppableVariant(KernelOp kernel, VariantAttr variant);
+
 /// Elements per chunk: 16 bytes of the narrowest element type the rows of
 /// `kernel` load or store.
 int64_t computeChunkElements(KernelOp kernel);

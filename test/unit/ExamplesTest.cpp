@@ -80,6 +80,15 @@ double &at(HostTensor &t, std::vector<int64_t> index) {
   return t.data[offset];
 }
 
+/// Row (b, s) of a [B, S, D] tensor.
+std::vector<double> rowOf(const HostTensor &t, int64_t b, int64_t s,
+                          int64_t D) {
+  std::vector<double> row(D);
+  for (int64_t d = 0; d < D; ++d)
+    row[d] = at(t, {b, s, d});
+  return row;
+}
+
 /// (x - mean) / sqrt(var + eps), variance of the centred row; unrounded.
 std::vector<double> layerNorm(const std::vector<double> &x) {
   double mean = 0, var = 0;
@@ -233,9 +242,7 @@ std::vector<HostTensor> select01(const Tensors &in, const Sizes &z,
 /// RMSNorm(x) * weight, gated by tanh(gate), added to residual (f32 ops).
 std::vector<double> normTanhMulAddRow(const Tensors &in, int64_t b, int64_t s,
                                       int64_t D, const char *weight) {
-  std::vector<double> x(D);
-  for (int64_t d = 0; d < D; ++d)
-    x[d] = at(in.at("x"), {b, s, d});
+  std::vector<double> x = rowOf(in.at("x"), b, s, D);
   std::vector<double> n = rmsNorm(x);
   std::vector<double> r(D);
   for (int64_t d = 0; d < D; ++d) {
@@ -445,10 +452,7 @@ const std::vector<ExampleCase> kExamples = {
        HostTensor y = output(ElementKind::BF16, z);
        for (int64_t b = 0; b < z.B; ++b)
          for (int64_t s = 0; s < z.S; ++s) {
-           std::vector<double> x(z.D);
-           for (int64_t d = 0; d < z.D; ++d)
-             x[d] = at(in.at("x"), {b, s, d});
-           std::vector<double> n = rmsNorm(x);
+           std::vector<double> n = rmsNorm(rowOf(in.at("x"), b, s, z.D));
            for (int64_t d = 0; d < z.D; ++d)
              at(y, {b, s, d}) = bf16(f32(n[d] * at(in.at("weight"), {d})));
          }
@@ -461,13 +465,10 @@ const std::vector<ExampleCase> kExamples = {
        HostTensor y = output(ElementKind::BF16, z);
        for (int64_t b = 0; b < z.B; ++b)
          for (int64_t s = 0; s < z.S; ++s) {
-           std::vector<double> x(z.D);
+           std::vector<double> n = layerNorm(rowOf(in.at("x"), b, s, z.D));
            for (int64_t d = 0; d < z.D; ++d)
-             x[d] = at(in.at("x"), {b, s, d});
-           std::vector<double> n = layerNorm(x);
-           for (int64_t d = 0; d < z.D; ++d)
-             at(y, {b, s, d}) = bf16(f32(n[d] * at(in.at("weight"), {d}) +
-                                         at(in.at("bias"), {d})));
+             at(y, {b, s, d}) = bf16(
+                 f32(n[d] * at(in.at("weight"), {d}) + at(in.at("bias"), {d})));
          }
        return std::vector<HostTensor>{y};
      }},

@@ -161,19 +161,16 @@ static void printPtxasSummary(StringRef log,
 /// after a few rounds. When the final `ptx` was assembled, `cubinOut` and
 /// `logOut` hold that assembly (so that --cubin and --ptxas-info need not
 /// run ptxas again); otherwise they are left empty.
-/// Whether -nf-materialize-variants leaves out `function` when asked:
-/// a register-resident vectorized variant of a kernel with D dynamic.
+/// Whether -nf-materialize-variants leaves out `function` when asked
+/// (nf::isDroppableVariant).
 static bool isDroppable(ModuleOp module, StringRef function) {
   bool droppable = false;
   module.walk([&](nf::KernelOp kernel) {
     auto variants = kernel->getAttrOfType<ArrayAttr>(nf::getVariantsAttrName());
-    if (!variants || nf::getStaticRowLength(kernel))
-      return;
-    for (Attribute a : variants)
+    for (Attribute a : variants ? variants.getValue() : ArrayRef<Attribute>())
       if (auto v = dyn_cast<nf::VariantAttr>(a))
-        if (nf::getVariantFunctionName(kernel, v) == function &&
-            v.getVectorized() && v.getSchedule().isRegisterResident())
-          droppable = true;
+        droppable |= nf::getVariantFunctionName(kernel, v) == function &&
+                     nf::isDroppableVariant(kernel, v);
   });
   return droppable;
 }
