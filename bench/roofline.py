@@ -56,7 +56,9 @@ D_LIST = [64, 100, 256, 768, 1000, 1152, 1536, 2240, 3072, 4096, 5120, 6144,
 X_BYTES = 128 << 20  # size of x: every input set far larger than L2
 EPS = 1e-6
 bf16, f16, f32 = torch.bfloat16, torch.float16, torch.float32
-CONTENDERS = ("normfuse", "torch.compile", "Quack", "Liger")
+CONTENDERS = ("normfuse", "baseline", "torch.compile", "Quack", "Liger")
+# "baseline": the same kernel from the artifacts of --baseline (another
+# commit's), timed in the same run to measure a change.
 
 
 class NotAvailable(Exception):
@@ -360,6 +362,8 @@ def copy_time_us(moved, replays, device):
 def make_contenders(case, D, kernel, opts):
     """[(label, callable or NotAvailable)] in CONTENDERS order."""
     out = [("normfuse", kernel)]
+    if opts.baseline:
+        out.append(("baseline", baseline_kernel(case.name, opts.baseline)))
     if not opts.no_compile:
         torch._dynamo.reset()  # a fresh specialization for this shape
         out.append(("torch.compile", torch.compile(case.eager, dynamic=False)))
@@ -369,6 +373,21 @@ def make_contenders(case, D, kernel, opts):
         except NotAvailable as e:
             out.append((label, e))
     return out
+
+
+_baselines = {}
+
+
+def baseline_kernel(name, folder):
+    """The kernel `name` of DIR/<name>.nfa, loaded once."""
+    if name not in _baselines:
+        path = Path(folder) / f"{name}.nfa"
+        try:
+            _baselines[name] = normfuse.load(
+                str(path), prefix="baseline").kernels[name]
+        except Exception as e:
+            _baselines[name] = NotAvailable(f"cannot load {path}: {short(e)}")
+    return _baselines[name]
 
 
 def run_case(case, D, kernel, opts, device):
@@ -529,6 +548,9 @@ def main():
     p.add_argument("--replays", type=int, default=20)
     p.add_argument("--quick", action="store_true",
                    help="3 graph replays instead of --replays")
+    p.add_argument("--baseline", metavar="DIR",
+                   help="also time the kernels of DIR/<kernel>.nfa (e.g. "
+                   "another commit's artifacts) in the same run")
     p.add_argument("--no-compile", action="store_true",
                    help="skip torch.compile (one compile per case and D)")
     p.add_argument("--dry-run", action="store_true",
@@ -570,7 +592,8 @@ def main():
             Path(opts.markdown).write_text(markdown(info))
 
     labels = ("normfuse fallback", "normfuse op (CPU)", "eager") \
-        if opts.dry_run else CONTENDERS
+        if opts.dry_run else tuple(
+            l for l in CONTENDERS if l != "baseline" or opts.baseline)
     print(f"{'case':38} {'D':>6} {'M':>8} {'MB moved':>9} {'copy us':>8} "
           + " ".join(f"{l:>17}" for l in labels), flush=True)
     for case in CASES:

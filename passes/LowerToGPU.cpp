@@ -141,6 +141,13 @@ private:
   Value allReduce(Value partial, ReduceKind kind, unsigned slot);
   void storeRow(unsigned result, Value value, Chunk &chunk);
 
+  // Recomputing from narrow values after a barrier (maybeRematerialize).
+  unsigned liveBits(Chunk &chunk, ArrayRef<Value> needed, bool keepAll);
+  void maybeRematerialize(MutableArrayRef<Chunk> chunks,
+                          ArrayRef<Value> needed, Value reduced);
+  Value opaque(Value v, Value zero);
+  unsigned chainIndex = 0;
+
   KernelOp kernel;
   ChainAnalysis chains;
   Schedule sched;
@@ -638,6 +645,7 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     outputs.push_back({r, ret->getOperand(r)});
 
   if (sched.isRegisterResident()) {
+    chainIndex = c;
     unsigned numReductions = reductions.size();
     SmallVector<SmallVector<Chunk>> rowChunks(group);
     for (int64_t g = 0; g < group; ++g)
@@ -819,7 +827,20 @@ void KernelLowering::emitStagedOrStreamedRow(
 void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
                              ArrayRef<ReduceOp> reductions,
                              ArrayRef<std::pair<unsigned, Value>> outputs) {
-  for (ReduceOp reduce : reductions) {
+  // What the phases from the i-th on compute from the row.
+  auto neededFrom = [&](unsigned i) {
+    SmallVector<Value> needed;
+    for (ReduceOp reduce : reductions.drop_front(i))
+      needed.push_back(ReduceOp(reduce).getOperand());
+    for (auto &output : outputs)
+      needed.push_back(output.second);
+    return needed;
+  };
+  for (unsigned phase = 0; phase < reductions.size(); ++phase) {
+    ReduceOp reduce = reductions[phase];
+    if (phase > 0)
+      maybeRematerialize(chunks, neededFrom(phase),
+                         scalars[ReduceOp(reductions[phase - 1]).getResult()]);
     Value partial;
     for (Chunk &chunk : chunks) {
       Value part = reduceChunk(reduce, chunk);
@@ -833,6 +854,9 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
   // only: each chunk is computed and stored before the next one's epilogue
   // operands are loaded, so that they are not all live at once.
   if (!hasRope) {
+    if (!reductions.empty())
+      maybeRematerialize(chunks, neededFrom(reductions.size()),
+                         scalars[ReduceOp(reductions.back()).getResult()]);
     for (Chunk &chunk : chunks)
       for (auto &[r, value] : outputs)
         storeRow(r, evaluate(value, chunk), chunk);
@@ -853,6 +877,101 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
   for (auto [k, chunk] : llvm::enumerate(chunks))
     for (auto [o, output] : llvm::enumerate(outputs))
       storeRow(output.first, values[k][o], chunk);
+}
+
+/// Whether `v`, computed in an earlier phase, stays in registers across a
+/// barrier when the thread rematerializes: narrow values (a row as loaded,
+/// or rounded to bf16 / f16) pass through an opaque copy, values that take
+/// more than a few instructions to recompute (a transcendental, a square
+/// root, a division by a row) are kept; everything else is recomputed.
+static bool isKeptAcrossPhases(Value v, Value value) {
+  Operation *op = v.getDefiningOp();
+  if (getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth() < 32)
+    return true;
+  return isa_and_nonnull<ExpOp, TanhOp, SigmoidOp, SqrtOp, RsqrtOp>(op) ||
+         (isa_and_nonnull<DivOp>(op) &&
+          isa<RowType>(op->getOperand(1).getType()));
+}
+
+/// Bits per element the thread holds across the coming barrier to compute
+/// `needed` from what `chunk` has cached: every cached value it depends on
+/// (`keepAll`), or only those rematerialization keeps. Operands not cached
+/// are loaded after the barrier and cost no register across it.
+unsigned KernelLowering::liveBits(Chunk &chunk, ArrayRef<Value> needed,
+                                  bool keepAll) {
+  DenseSet<Value> seen;
+  SmallVector<Value> stack(needed);
+  unsigned bits = 0;
+  while (!stack.empty()) {
+    Value v = stack.pop_back_val();
+    if (!isa<RowType>(v.getType()) || !seen.insert(v).second)
+      continue;
+    auto cached = chunk.cache.find(v);
+    // A cached load that rematerialization drops is loaded again: counted
+    // too, for the latency and the registers its reload takes.
+    if (cached != chunk.cache.end() &&
+        (keepAll || isKeptAcrossPhases(v, cached->second) ||
+         isa_and_nonnull<LoadOp, SelectLoadOp>(v.getDefiningOp()))) {
+      bits += getElementTypeOrSelf(cached->second.getType())
+                  .getIntOrFloatBitWidth();
+      continue;
+    }
+    Operation *op = v.getDefiningOp();
+    if (!op || isa<LoadOp, SelectLoadOp>(op))
+      continue;
+    llvm::append_range(stack, op->getOperands());
+  }
+  return bits;
+}
+
+/// Before a phase that needs `needed`: when recomputing from the narrow
+/// values holds fewer bits per element across the barrier than keeping
+/// what was computed (a bf16 row instead of its f32 widening: RMSNorm
+/// 256 x 4 63 -> 40 registers, LayerNorm 63 -> 48), forgets every value of
+/// each chunk that isKeptAcrossPhases does not keep. Kernels with rotary
+/// embedding keep everything (partners are read from other chunks).
+void KernelLowering::maybeRematerialize(MutableArrayRef<Chunk> chunks,
+                                        ArrayRef<Value> needed,
+                                        Value reduced) {
+  if (!vectorized || hasRope || !sched.isRegisterResident() || staging() ||
+      chunks.empty() ||
+      2 * liveBits(chunks.front(), needed, /*keepAll=*/false) >
+          liveBits(chunks.front(), needed, /*keepAll=*/true))
+    return;
+  // The kept narrow values pass through an XOR with a zero that neither
+  // LLVM nor ptxas can prove is zero, so that what is computed from them
+  // cannot be merged (CSE) with what was computed before the barrier: the
+  // chain's row count shifted right by 32 (the runtime refuses 2^31 rows or
+  // more), and-ed with the bits of the reduction just completed, which keeps
+  // the recomputation after the barrier. (A copy, mov or inline assembly,
+  // is propagated away by ptxas, which then merges the conversions again.)
+  Value zero = arith::AndIOp::create(
+      b, loc,
+      arith::TruncIOp::create(
+          b, loc, b.getI32Type(),
+          arith::ShRUIOp::create(b, loc, chainRows[chainIndex], i64c(32))),
+      arith::BitcastOp::create(b, loc, b.getI32Type(), reduced));
+  for (Chunk &chunk : chunks) {
+    DenseMap<Value, Value> kept;
+    for (auto &[v, value] : chunk.cache) {
+      if (!isKeptAcrossPhases(v, value))
+        continue;
+      bool narrow =
+          getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth() < 32;
+      kept[v] = narrow ? opaque(value, zero) : value;
+    }
+    chunk.cache = std::move(kept);
+  }
+}
+
+Value KernelLowering::opaque(Value v, Value zero) {
+  auto type = cast<VectorType>(v.getType());
+  int64_t bits = type.getNumElements() * type.getElementTypeBitWidth();
+  auto words = VectorType::get({bits / 32}, b.getI32Type());
+  Value packed = vector::BitCastOp::create(b, loc, words, v);
+  Value hidden = arith::XOrIOp::create(
+      b, loc, packed, vector::BroadcastOp::create(b, loc, words, zero));
+  return vector::BitCastOp::create(b, loc, type, hidden);
 }
 
 LogicalResult
@@ -929,6 +1048,22 @@ void KernelLowering::issueRowCopies(ArrayRef<Value> tensors,
 Chunk KernelLowering::makeChunk(Value chunkIndex, Value numChunks) {
   int64_t C = sched.chunk;
   Chunk chunk;
+  if (vectorized && sched.isRegisterResident()) {
+    // 32-bit index arithmetic (D is at most the variant's capacity): the
+    // chunk offsets stay live until the epilogue's stores, in one register
+    // each rather than two.
+    Type i32 = b.getI32Type();
+    Value index = arith::TruncIOp::create(b, loc, i32, chunkIndex);
+    Value count = arith::TruncIOp::create(b, loc, i32, numChunks);
+    chunk.valid.push_back(lt(index, count));
+    // Clamp so that loads of chunks past the row stay inside it.
+    Value last = arith::SubIOp::create(
+        b, loc, count, arith::ConstantIntOp::create(b, loc, 1, 32));
+    Value base = arith::MulIOp::create(
+        b, loc, minI(index, last), arith::ConstantIntOp::create(b, loc, C, 32));
+    chunk.base = arith::ExtUIOp::create(b, loc, b.getI64Type(), base);
+    return chunk;
+  }
   if (vectorized) {
     chunk.valid.push_back(lt(chunkIndex, numChunks));
     // Clamp so that loads of chunks past the row stay inside it.

@@ -1,0 +1,99 @@
+// RUN: nf-opt %s -nf-materialize-variants -nf-lower-to-gpu -split-input-file | FileCheck %s
+
+// Register-resident rows recompute what a phase after a reduction needs from
+// the row as loaded when that holds at most half the bits per element across
+// the barrier (passes/LowerToGPU.cpp, maybeRematerialize). RMSNorm of a bf16
+// row: after the shuffles each loaded 16-byte chunk passes through an XOR
+// with a zero made of the row count >> 32 and the reduced value's bits (no
+// compiler can prove it zero, so the second widening is not merged with the
+// first and the f32 row is not live across the reduction), then is widened
+// again for the scaling and the store.
+// CHECK-LABEL: gpu.func @rms_v0_warp32x2(
+// CHECK: %[[X0:.*]] = llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK: arith.extf %[[X0]] : vector<8xbf16> to vector<8xf32>
+// CHECK: %[[X1:.*]] = llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK: gpu.shuffle  xor
+// CHECK: %[[BITS:.*]] = arith.bitcast %{{.*}} : f32 to i32
+// CHECK: %[[HIGH:.*]] = arith.shrui %arg2, %{{.*}} : i64
+// CHECK: %[[HIGH32:.*]] = arith.trunci %[[HIGH]] : i64 to i32
+// CHECK: %[[ZERO:.*]] = arith.andi %[[HIGH32]], %[[BITS]] : i32
+// CHECK: %[[W0:.*]] = vector.bitcast %[[X0]] : vector<8xbf16> to vector<4xi32>
+// CHECK: %[[Z0:.*]] = vector.broadcast %[[ZERO]] : i32 to vector<4xi32>
+// CHECK: %[[H0:.*]] = arith.xori %[[W0]], %[[Z0]] : vector<4xi32>
+// CHECK: %[[R0:.*]] = vector.bitcast %[[H0]] : vector<4xi32> to vector<8xbf16>
+// CHECK: vector.bitcast %[[X1]] : vector<8xbf16> to vector<4xi32>
+// CHECK: arith.extf %[[R0]] : vector<8xbf16> to vector<8xf32>
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
+// The general variant streams: nothing to rematerialize.
+// CHECK-LABEL: gpu.func @rms_g1_streaming32(
+// CHECK-NOT: arith.xori
+// CHECK: gpu.return
+nf.kernel @rms(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 2>]} {
+  %eps = nf.constant 1.000000e-06 : f32
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
+  %v = nf.add %ms, %eps : f32
+  %r = nf.rsqrt %v : f32
+  %y = nf.mul %xf, %r : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// Two bf16 rows summed in f32: recomputing the sum would hold both rows (32
+// bits per element), as many as the f32 sum itself; the sum is kept.
+// CHECK-LABEL: gpu.func @add_rms_v0_warp32x2(
+// CHECK: gpu.shuffle  xor
+// CHECK-NOT: arith.xori
+// CHECK-NOT: arith.extf
+// CHECK: llvm.store
+// CHECK-LABEL: gpu.func @add_rms_g1_streaming32(
+nf.kernel @add_rms(%x: tensor<?x?x?xbf16>, %res: tensor<?x?x?xbf16>)
+    -> tensor<?x?x?xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 2>]} {
+  %eps = nf.constant 1.000000e-06 : f32
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %rb = nf.load %res [B, S, D] : tensor<?x?x?xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %rf = nf.cast %rb : !nf.row<bf16> to !nf.row<f32>
+  %s = nf.add %xf, %rf : !nf.row<f32>
+  %ms = nf.reduce mean_sq %s : !nf.row<f32>
+  %v = nf.add %ms, %eps : f32
+  %r = nf.rsqrt %v : f32
+  %y = nf.mul %s, %r : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// Softmax: the sum's phase recomputes x - max from the f16 row (16 bits per
+// element instead of the f32 widening); the exponentials are kept for the
+// division (a transcendental is not recomputed), so each element's exp is
+// computed once.
+// CHECK-LABEL: gpu.func @softmax_v0_warp32x2(
+// CHECK: arith.maximumf
+// CHECK: arith.xori
+// CHECK: arith.xori
+// CHECK-COUNT-16: math.exp
+// CHECK-NOT: math.exp
+// CHECK-NOT: arith.xori
+// CHECK: arith.divf
+// CHECK-NOT: math.exp
+// CHECK: arith.divf
+// CHECK-LABEL: gpu.func @softmax_g1_streaming32(
+nf.kernel @softmax(%x: tensor<?x?x?xf16>) -> tensor<?x?x?xf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 2>]} {
+  %xh = nf.load %x [B, S, D] : tensor<?x?x?xf16>
+  %xf = nf.cast %xh : !nf.row<f16> to !nf.row<f32>
+  %m = nf.reduce max %xf : !nf.row<f32>
+  %c = nf.sub %xf, %m : !nf.row<f32>, f32
+  %e = nf.exp %c : !nf.row<f32>
+  %s = nf.reduce sum %e : !nf.row<f32>
+  %y = nf.div %e, %s : !nf.row<f32>, f32
+  %yh = nf.cast %y : !nf.row<f32> to !nf.row<f16>
+  nf.return %yh : !nf.row<f16>
+}
