@@ -141,10 +141,10 @@ private:
   Value allReduce(Value partial, ReduceKind kind, unsigned slot);
   void storeRow(unsigned result, Value value, Chunk &chunk);
 
-  // Recomputing from narrow values after a barrier (maybeRematerialize).
+  // Recomputing from narrow values after the reduction (maybeRematerialize).
   unsigned liveBits(Chunk &chunk, ArrayRef<Value> needed, bool keepAll);
   void maybeRematerialize(MutableArrayRef<Chunk> chunks,
-                          ArrayRef<Value> needed, Value reduced);
+                          ArrayRef<Value> needed);
   Value opaque(Value v, Value zero);
   unsigned chainIndex = 0;
 
@@ -827,20 +827,7 @@ void KernelLowering::emitStagedOrStreamedRow(
 void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
                              ArrayRef<ReduceOp> reductions,
                              ArrayRef<std::pair<unsigned, Value>> outputs) {
-  // What the phases from the i-th on compute from the row.
-  auto neededFrom = [&](unsigned i) {
-    SmallVector<Value> needed;
-    for (ReduceOp reduce : reductions.drop_front(i))
-      needed.push_back(ReduceOp(reduce).getOperand());
-    for (auto &output : outputs)
-      needed.push_back(output.second);
-    return needed;
-  };
-  for (unsigned phase = 0; phase < reductions.size(); ++phase) {
-    ReduceOp reduce = reductions[phase];
-    if (phase > 0)
-      maybeRematerialize(chunks, neededFrom(phase),
-                         scalars[ReduceOp(reductions[phase - 1]).getResult()]);
+  for (ReduceOp reduce : reductions) {
     Value partial;
     for (Chunk &chunk : chunks) {
       Value part = reduceChunk(reduce, chunk);
@@ -854,9 +841,12 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
   // only: each chunk is computed and stored before the next one's epilogue
   // operands are loaded, so that they are not all live at once.
   if (!hasRope) {
-    if (!reductions.empty())
-      maybeRematerialize(chunks, neededFrom(reductions.size()),
-                         scalars[ReduceOp(reductions.back()).getResult()]);
+    if (reductions.size() == 1) {
+      SmallVector<Value> needed;
+      for (auto &output : outputs)
+        needed.push_back(output.second);
+      maybeRematerialize(chunks, needed);
+    }
     for (Chunk &chunk : chunks)
       for (auto &[r, value] : outputs)
         storeRow(r, evaluate(value, chunk), chunk);
@@ -879,12 +869,12 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
       storeRow(output.first, values[k][o], chunk);
 }
 
-/// Whether `v`, computed in an earlier phase, stays in registers across a
-/// barrier when the thread rematerializes: narrow values (a row as loaded,
-/// or rounded to bf16 / f16) pass through an opaque copy, values that take
-/// more than a few instructions to recompute (a transcendental, a square
-/// root, a division by a row) are kept; everything else is recomputed.
-static bool isKeptAcrossPhases(Value v, Value value) {
+/// Whether `v` (cached as `value`), computed before the reduction, stays in
+/// registers across it when the thread rematerializes: narrow values (a row
+/// as loaded, or rounded to bf16 / f16) pass through an opaque copy, values
+/// that take more than a few instructions to recompute (a transcendental, a
+/// square root, a division by a row) are kept; the rest is recomputed.
+static bool isKeptAcrossReduction(Value v, Value value) {
   Operation *op = v.getDefiningOp();
   if (getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth() < 32)
     return true;
@@ -893,10 +883,10 @@ static bool isKeptAcrossPhases(Value v, Value value) {
           isa<RowType>(op->getOperand(1).getType()));
 }
 
-/// Bits per element the thread holds across the coming barrier to compute
+/// Bits per element the thread holds across the reduction to compute
 /// `needed` from what `chunk` has cached: every cached value it depends on
 /// (`keepAll`), or only those rematerialization keeps. Operands not cached
-/// are loaded after the barrier and cost no register across it.
+/// are loaded after the reduction and cost no register across it.
 unsigned KernelLowering::liveBits(Chunk &chunk, ArrayRef<Value> needed,
                                   bool keepAll) {
   DenseSet<Value> seen;
@@ -910,7 +900,7 @@ unsigned KernelLowering::liveBits(Chunk &chunk, ArrayRef<Value> needed,
     // A cached load that rematerialization drops is loaded again: counted
     // too, for the latency and the registers its reload takes.
     if (cached != chunk.cache.end() &&
-        (keepAll || isKeptAcrossPhases(v, cached->second) ||
+        (keepAll || isKeptAcrossReduction(v, cached->second) ||
          isa_and_nonnull<LoadOp, SelectLoadOp>(v.getDefiningOp()))) {
       bits += getElementTypeOrSelf(cached->second.getType())
                   .getIntOrFloatBitWidth();
@@ -924,37 +914,39 @@ unsigned KernelLowering::liveBits(Chunk &chunk, ArrayRef<Value> needed,
   return bits;
 }
 
-/// Before a phase that needs `needed`: when recomputing from the narrow
-/// values holds fewer bits per element across the barrier than keeping
-/// what was computed (a bf16 row instead of its f32 widening: RMSNorm
-/// 256 x 4 63 -> 40 registers, LayerNorm 63 -> 48), forgets every value of
-/// each chunk that isKeptAcrossPhases does not keep. Kernels with rotary
-/// embedding keep everything (partners are read from other chunks).
+/// Before the epilogue of a row program with one reduction, which needs
+/// `needed`: when recomputing from narrow values holds at most half the
+/// bits per element that keeping what was computed does (a bf16 row instead
+/// of its f32 widening), forgets every value of each chunk that
+/// isKeptAcrossReduction does not keep. ptxas, sm_90: RMSNorm 256 x 4 63 -> 40
+/// registers, fused add + RMSNorm 80 -> 52, seed #2 59 -> 42. Not with two
+/// or more reductions: there the recomputation also runs between two
+/// barriers, and measured slower (H200: LayerNorm -3 to -7 points at D <=
+/// 2240, softmax -1 to -4; rematerializing only before the epilogue keeps
+/// the narrow row live next to the f32 one across the first reduction,
+/// LayerNorm 5120 -8; docs/benchmarks.md). Kernels with rotary embedding
+/// keep everything (partners are read from other chunks).
 void KernelLowering::maybeRematerialize(MutableArrayRef<Chunk> chunks,
-                                        ArrayRef<Value> needed,
-                                        Value reduced) {
+                                        ArrayRef<Value> needed) {
   if (!vectorized || hasRope || !sched.isRegisterResident() || staging() ||
       chunks.empty() ||
       2 * liveBits(chunks.front(), needed, /*keepAll=*/false) >
           liveBits(chunks.front(), needed, /*keepAll=*/true))
     return;
   // The kept narrow values pass through an XOR with a zero that neither
-  // LLVM nor ptxas can prove is zero, so that what is computed from them
-  // cannot be merged (CSE) with what was computed before the barrier: the
-  // chain's row count shifted right by 32 (the runtime refuses 2^31 rows or
-  // more), and-ed with the bits of the reduction just completed, which keeps
-  // the recomputation after the barrier. (A copy, mov or inline assembly,
-  // is propagated away by ptxas, which then merges the conversions again.)
-  Value zero = arith::AndIOp::create(
-      b, loc,
-      arith::TruncIOp::create(
-          b, loc, b.getI32Type(),
-          arith::ShRUIOp::create(b, loc, chainRows[chainIndex], i64c(32))),
-      arith::BitcastOp::create(b, loc, b.getI32Type(), reduced));
+  // LLVM nor ptxas can prove is zero, the chain's row count shifted right
+  // by 32 (the runtime refuses 2^31 rows or more), so that what is computed
+  // from them cannot be merged (CSE) with what was computed before the
+  // reduction: the f32 values then die at the reduction. (A copy, mov or
+  // inline assembly, is propagated away by ptxas, which then merges the
+  // conversions again.)
+  Value zero = arith::TruncIOp::create(
+      b, loc, b.getI32Type(),
+      arith::ShRUIOp::create(b, loc, chainRows[chainIndex], i64c(32)));
   for (Chunk &chunk : chunks) {
     DenseMap<Value, Value> kept;
     for (auto &[v, value] : chunk.cache) {
-      if (!isKeptAcrossPhases(v, value))
+      if (!isKeptAcrossReduction(v, value))
         continue;
       bool narrow =
           getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth() < 32;
