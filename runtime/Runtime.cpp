@@ -70,11 +70,13 @@ int nf::rt::getDimLetters(const ArgumentInfo &arg,
 
 namespace {
 
-bool isAligned(const Tensor &t, int64_t bytes) {
-  if (t.data % 16 != 0)
+/// Whether accesses of `align` bytes (a power of two) at element offsets
+/// that are multiples of align / bytes can start every row of `t`.
+bool isAligned(const Tensor &t, int64_t bytes, int64_t align) {
+  if (t.data % align != 0)
     return false;
   for (int i = 0; i + 1 < t.rank; ++i)
-    if ((t.strides[i] * bytes) % 16 != 0)
+    if ((t.strides[i] * bytes) % align != 0)
       return false;
   return true;
 }
@@ -280,20 +282,40 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
           std::to_string(args[i].tensor.shape[1]) +
           ", more than the row length D = " + std::to_string(sizes.d));
 
-  // Variant: the first whose guard holds.
-  bool aligned = true;
-  for (size_t i = 0; i < numArgs && aligned; ++i) {
-    const ArgumentInfo &info = kernel.args[i];
-    if (info.role == "data" || info.role == "rope_cache")
-      aligned = isAligned(args[i].tensor, dtypeBytes(info.dtype));
-  }
-  for (size_t r = 0; r < numResults && aligned; ++r)
-    aligned = isAligned(results[r], dtypeBytes(results[r].dtype));
+  // Variant: the first whose guard holds. A vectorized variant accesses
+  // `chunk` elements of the narrowest type at once, so each tensor's
+  // accesses are chunk * its element size bytes wide (up to 16, the
+  // widest access the lowering emits) and must be aligned to that.
+  auto alignedFor = [&](int64_t chunk) {
+    auto ok = [&](const Tensor &t, int64_t bytes) {
+      return isAligned(t, bytes, std::min<int64_t>(16, chunk * bytes));
+    };
+    for (size_t i = 0; i < numArgs; ++i) {
+      const ArgumentInfo &info = kernel.args[i];
+      if ((info.role == "data" || info.role == "rope_cache") &&
+          !ok(args[i].tensor, dtypeBytes(info.dtype)))
+        return false;
+    }
+    for (size_t r = 0; r < numResults; ++r)
+      if (!ok(results[r], dtypeBytes(results[r].dtype)))
+        return false;
+    return true;
+  };
+  int64_t testedChunk = 0;
+  bool aligned = false;
   int chosen = -1;
   for (size_t v = 0; v < kernel.variants.size() && chosen < 0; ++v) {
     const VariantInfo &variant = kernel.variants[v];
-    if (variant.vectorized && !(aligned && sizes.d % variant.chunk == 0))
-      continue;
+    if (variant.vectorized) {
+      if (sizes.d % variant.chunk != 0)
+        continue;
+      if (variant.chunk != testedChunk) {
+        testedChunk = variant.chunk;
+        aligned = alignedFor(variant.chunk);
+      }
+      if (!aligned)
+        continue;
+    }
     if (variant.maxD > 0 && sizes.d > variant.maxD)
       continue;
     chosen = (int)v;

@@ -22,8 +22,14 @@
 // CHECK: vector.bitcast %[[X1]] : vector<8xbf16> to vector<4xi32>
 // CHECK: arith.extf %[[R0]] : vector<8xbf16> to vector<8xf32>
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
+// Its 8-byte twin (rows of a multiple of 4 elements) likewise, 2 words per
+// chunk.
+// CHECK-LABEL: gpu.func @rms_v1_warp32x4(
+// CHECK: gpu.shuffle  xor
+// CHECK: arith.xori %{{.*}}, %{{.*}} : vector<2xi32>
+// CHECK: llvm.store %{{.*}} {alignment = 8 : i64} : vector<4xbf16>, !llvm.ptr<1>
 // The general variant streams: nothing to rematerialize.
-// CHECK-LABEL: gpu.func @rms_g1_streaming32(
+// CHECK-LABEL: gpu.func @rms_g2_streaming32(
 // CHECK-NOT: arith.xori
 // CHECK: gpu.return
 nf.kernel @rms(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
@@ -48,7 +54,7 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
 // CHECK-NOT: arith.xori
 // CHECK-NOT: arith.extf
 // CHECK: llvm.store
-// CHECK-LABEL: gpu.func @add_rms_g1_streaming32(
+// CHECK-LABEL: gpu.func @add_rms_v1_warp32x4(
 nf.kernel @add_rms(%x: tensor<?x?x?xbf16>, %res: tensor<?x?x?xbf16>)
     -> tensor<?x?x?xbf16>
     attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 2>]} {
@@ -79,7 +85,7 @@ nf.kernel @add_rms(%x: tensor<?x?x?xbf16>, %res: tensor<?x?x?xbf16>)
 // CHECK-NOT: math.exp
 // CHECK: arith.divf
 // CHECK: arith.divf
-// CHECK-LABEL: gpu.func @softmax_g1_streaming32(
+// CHECK-LABEL: gpu.func @softmax_v1_warp32x4(
 nf.kernel @softmax(%x: tensor<?x?x?xf16>) -> tensor<?x?x?xf16>
     attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 2>]} {
   %xh = nf.load %x [B, S, D] : tensor<?x?x?xf16>

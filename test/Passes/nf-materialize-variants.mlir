@@ -1,6 +1,6 @@
 // Schedules become variants with guards.
 // RUN: nf-opt %s -split-input-file -nf-materialize-variants -verify-diagnostics | FileCheck %s
-// RUN: nf-opt %s -split-input-file -nf-materialize-variants="drop=family_v1_warp32x4,family_g2_streaming32,static128_v0_multi_row16x1" -verify-diagnostics | FileCheck %s --check-prefix=DROP
+// RUN: nf-opt %s -split-input-file -nf-materialize-variants="drop=family_v2_warp32x4,family_g4_streaming32,static128_v0_multi_row16x1" -verify-diagnostics | FileCheck %s --check-prefix=DROP
 
 // One register-resident schedule (static D): a vectorized variant guarded
 // by its capacity (16 threads x 1 chunk x 8), and the general one with the
@@ -19,9 +19,12 @@ nf.kernel @static128(%x: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16>
 
 // -----
 
-// A static D that is not a multiple of the chunk has no vectorized variant.
+// A static D that is a multiple of half the chunk only (100 bf16 elements):
+// the vectorized variant takes 8-byte accesses, twice the chunks per thread
+// for the same threads and capacity.
 // CHECK-LABEL: nf.kernel @static100
-// CHECK-SAME: nf.variants = [#nf.variant<name = "g0_multi_row16x8", vectorized = false, max_d = 128,
+// CHECK-SAME: nf.variants = [#nf.variant<name = "v0_multi_row16x2", vectorized = true, max_d = 128, schedule = <threads_per_row = 16, rows_per_cta = 8, chunk = 4, chunks_per_thread = 2, rows_per_thread = 2>>,
+// CHECK-SAME: #nf.variant<name = "g1_multi_row16x8", vectorized = false, max_d = 128,
 nf.kernel @static100(%x: tensor<?x?x100xbf16>) -> tensor<?x?x100xbf16>
     attributes {nf.schedules = [#nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 1, rows_per_thread = 2>]} {
   %r = nf.load %x [B, S, D] : tensor<?x?x100xbf16>
@@ -30,24 +33,28 @@ nf.kernel @static100(%x: tensor<?x?x100xbf16>) -> tensor<?x?x100xbf16>
 
 // -----
 
-// A family (D dynamic): each schedule's vectorized variant; general
-// variants stream where a thread would hold more than 8 elements, and the
-// streamed general variants of consecutive schedules with the same threads
-// are one function serving both (max_d of the later). Ordered by the
-// longest row served, vectorized first; the last has no bound.
+// A family (D dynamic): each schedule's vectorized variant, then, for a
+// register-resident one, its 8-byte twin (half the chunk, twice the chunks:
+// rows whose length is a multiple of 4 but not 8); general variants stream
+// where a thread would hold more than 8 elements, and the streamed general
+// variants of consecutive schedules with the same threads are one function
+// serving both (max_d of the later). Ordered by the longest row served,
+// vectorized first, 16-byte before 8-byte; the last has no bound.
 // CHECK-LABEL: nf.kernel @family
-// CHECK-SAME: #nf.variant<name = "v0_warp32x3", vectorized = true, max_d = 768,
-// CHECK-SAME: #nf.variant<name = "v1_warp32x4", vectorized = true, max_d = 1024,
-// CHECK-SAME: #nf.variant<name = "g2_streaming32", vectorized = false, max_d = 1024, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 1, chunks_per_thread = 0>>,
-// CHECK-SAME: #nf.variant<name = "v3_streaming1024", vectorized = true, max_d = 0,
-// CHECK-SAME: #nf.variant<name = "g4_streaming1024", vectorized = false, max_d = 0, schedule = <threads_per_row = 1024, rows_per_cta = 1, chunk = 1, chunks_per_thread = 0>>]
+// CHECK-SAME: #nf.variant<name = "v0_warp32x3", vectorized = true, max_d = 768, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 3>>,
+// CHECK-SAME: #nf.variant<name = "v1_warp32x6", vectorized = true, max_d = 768, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 4, chunks_per_thread = 6>>,
+// CHECK-SAME: #nf.variant<name = "v2_warp32x4", vectorized = true, max_d = 1024,
+// CHECK-SAME: #nf.variant<name = "v3_warp32x8", vectorized = true, max_d = 1024,
+// CHECK-SAME: #nf.variant<name = "g4_streaming32", vectorized = false, max_d = 1024, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 1, chunks_per_thread = 0>>,
+// CHECK-SAME: #nf.variant<name = "v5_streaming1024", vectorized = true, max_d = 0, schedule = <threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>>,
+// CHECK-SAME: #nf.variant<name = "g6_streaming1024", vectorized = false, max_d = 0, schedule = <threads_per_row = 1024, rows_per_cta = 1, chunk = 1, chunks_per_thread = 0>>]
 // nf-compile drops a family's register-resident vectorized variant that
 // ptxas spills: the next one serves its rows; the others keep their names.
 // General variants and variants of a static D are never dropped.
 // DROP-LABEL: nf.kernel @static128
 // DROP-SAME: name = "v0_multi_row16x1"
 // DROP-LABEL: nf.kernel @family
-// DROP-SAME: nf.variants = [#nf.variant<name = "v0_warp32x3", {{.*}}>, #nf.variant<name = "g2_streaming32", {{.*}}>, #nf.variant<name = "v3_streaming1024", {{.*}}>, #nf.variant<name = "g4_streaming1024", {{.*}}>]}
+// DROP-SAME: nf.variants = [#nf.variant<name = "v0_warp32x3", {{.*}}>, #nf.variant<name = "v1_warp32x6", {{.*}}>, #nf.variant<name = "v3_warp32x8", {{.*}}>, #nf.variant<name = "g4_streaming32", {{.*}}>, #nf.variant<name = "v5_streaming1024", {{.*}}>, #nf.variant<name = "g6_streaming1024", {{.*}}>]}
 nf.kernel @family(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
     attributes {nf.schedules = [
       #nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 3>,

@@ -105,19 +105,32 @@ TEST(ArtifactTest, ReadsCompilerOutput) {
   // unbounded streamed ones.
   expectSoundFamily(artifact, k);
   ASSERT_GT(k.variants.size(), 4u);
-  int registerResident = 0;
-  for (const VariantInfo &v : k.variants) {
+  int registerResident = 0, halfChunk = 0;
+  for (size_t i = 0; i < k.variants.size(); ++i) {
+    const VariantInfo &v = k.variants[i];
     SCOPED_TRACE(v.function);
     // Row staging is an option (--stage-rows).
     EXPECT_EQ(v.stageBytesPerElement, 0);
     EXPECT_EQ(v.clusterSize, 1);
-    // bf16 rows: 16-byte chunks of 8 elements.
-    if (v.vectorized) {
+    // bf16 rows: 16-byte chunks of 8 elements; each register-resident one
+    // is followed by its 8-byte twin (4 elements, twice the chunks, the
+    // same threads and bound) for rows of a multiple of 4.
+    if (v.vectorized && v.chunk == 4) {
+      ++halfChunk;
+      ASSERT_GT(i, 0u);
+      const VariantInfo &full = k.variants[i - 1];
+      EXPECT_TRUE(full.vectorized);
+      EXPECT_EQ(full.chunk, 8);
+      EXPECT_EQ(v.chunksPerThread, 2 * full.chunksPerThread);
+      EXPECT_EQ(v.threadsPerRow, full.threadsPerRow);
+      EXPECT_EQ(v.maxD, full.maxD);
+    } else if (v.vectorized) {
       EXPECT_EQ(v.chunk, 8);
     }
     registerResident += v.chunksPerThread > 0;
   }
   EXPECT_GT(registerResident, 2);
+  EXPECT_GT(halfChunk, 2);
   // The last two serve any D: streamed, vectorized then general.
   const VariantInfo &vec = k.variants[k.variants.size() - 2];
   const VariantInfo &gen = k.variants.back();

@@ -23,10 +23,14 @@ constexpr DType BF16 = DType::BF16, F16 = DType::F16, F32 = DType::F32,
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Whether the guard of `v` holds for rows of `d` elements whose tensors
-/// are (or are not) all 16-byte aligned, strides included: what
-/// docs/Artifact.md promises, written out independently of planLaunch.
-bool guardHolds(const VariantInfo &v, int64_t d, bool aligned) {
-  if (v.vectorized && (!aligned || d % v.chunk != 0))
+/// (strides included) allow vectorized accesses of at most `maxChunk`
+/// elements of the narrowest type: what docs/Artifact.md promises, written
+/// out independently of planLaunch. A launch whose tensors are all 16-byte
+/// aligned allows every chunk (kAnyChunk), one 8-byte aligned in bf16 the
+/// 8-byte chunks of 4 elements, one misaligned by an element none (0).
+constexpr int64_t kAnyChunk = INT64_MAX;
+bool guardHolds(const VariantInfo &v, int64_t d, int64_t maxChunk) {
+  if (v.vectorized && (v.chunk > maxChunk || d % v.chunk != 0))
     return false;
   return v.maxD == 0 || d <= v.maxD;
 }
@@ -34,15 +38,15 @@ bool guardHolds(const VariantInfo &v, int64_t d, bool aligned) {
 /// Checks that `plan` launches the first variant of `kernel` whose guard
 /// holds, with its block, its vectorized flag, and for `rows` rows per chain
 /// ceil(rows / rows_per_cta) * cluster CTAs per chain; returns that variant.
-const VariantInfo &expectFirstFit(const KernelInfo &kernel,
-                                  const LaunchPlan &plan, int64_t d,
-                                  bool aligned,
-                                  const std::vector<int64_t> &rows) {
+const VariantInfo &expectFirstFitUpTo(const KernelInfo &kernel,
+                                      const LaunchPlan &plan, int64_t d,
+                                      int64_t maxChunk,
+                                      const std::vector<int64_t> &rows) {
   const VariantInfo &v = launchedVariant(kernel, plan);
-  EXPECT_TRUE(guardHolds(v, d, aligned))
+  EXPECT_TRUE(guardHolds(v, d, maxChunk))
       << v.function << " launched for D = " << d;
   for (int i = 0; i < plan.variant && i < (int)kernel.variants.size(); ++i)
-    EXPECT_FALSE(guardHolds(kernel.variants[i], d, aligned))
+    EXPECT_FALSE(guardHolds(kernel.variants[i], d, maxChunk))
         << kernel.variants[i].function << " comes before " << v.function
         << " and serves D = " << d;
   EXPECT_EQ(plan.vectorized, v.vectorized) << v.function;
@@ -55,6 +59,15 @@ const VariantInfo &expectFirstFit(const KernelInfo &kernel,
   EXPECT_EQ(plan.stageBytes,
             (int64_t)v.rowsPerCta * d * v.stageBytesPerElement);
   return v;
+}
+
+/// `aligned`: every tensor 16-byte aligned (any chunk), or one misaligned by
+/// an element (no vectorized variant).
+const VariantInfo &expectFirstFit(const KernelInfo &kernel,
+                                  const LaunchPlan &plan, int64_t d,
+                                  bool aligned,
+                                  const std::vector<int64_t> &rows) {
+  return expectFirstFitUpTo(kernel, plan, d, aligned ? kAnyChunk : 0, rows);
 }
 
 /// Checks every parameter of `plan` against the operands of `launch` and
@@ -472,40 +485,66 @@ TEST_F(FusedTest, GeneralWhenMisaligned) {
 }
 
 TEST_F(FusedTest, GeneralWhenRowsArePadded) {
-  // 1540 bf16 elements: rows 3080 bytes apart, not a multiple of 16.
-  Launch launch = make(3, 7, 1536, 1540);
+  // 1538 bf16 elements: rows 3076 bytes apart, 4-byte aligned only.
+  Launch launch = make(3, 7, 1536, 1538);
   LaunchPlan plan;
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
   EXPECT_FALSE(plan.vectorized);
-  EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 1, 1), 1540u);
+  EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 1, 1), 1538u);
   expectParams(kernel(), launch, plan, {21}, {7}, {1}, 1536);
   expectFirstFit(kernel(), plan, 1536, false, {21});
+  // 1540: rows 3080 bytes apart, 8-byte aligned: the 8-byte variant.
+  launch = make(3, 7, 1536, 1540);
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_TRUE(plan.vectorized);
+  const VariantInfo &v = expectFirstFitUpTo(kernel(), plan, 1536, 4, {21});
+  EXPECT_EQ(v.chunk, 4);
+  expectParams(kernel(), launch, plan, {21}, {7}, {1}, 1536);
 }
 
-TEST_F(FusedTest, GeneralWhenDIsNotAMultipleOfTheChunk) {
-  for (const VariantInfo &v : kernel().variants) {
-    if (v.vectorized) {
-      ASSERT_EQ(v.chunk, 8) << v.function;
-    }
-  }
-  // Every stride and pointer aligned, but D % 8 != 0.
+TEST_F(FusedTest, HalfChunksWhenDIsAMultipleOfFour) {
+  // Every stride and pointer 16-byte aligned, D % 8 == 4: the 8-byte twin
+  // of the variant that serves D.
   Launch launch = make(3, 7, 1532, 1536);
   LaunchPlan plan;
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
-  EXPECT_FALSE(plan.vectorized);
+  EXPECT_TRUE(plan.vectorized);
   EXPECT_EQ(plan.rowLength, 1532);
-  expectFirstFit(kernel(), plan, 1532, true, {21});
+  const VariantInfo &v =
+      expectFirstFitUpTo(kernel(), plan, 1532, kAnyChunk, {21});
+  EXPECT_EQ(v.chunk, 4);
+  EXPECT_GE(v.maxD, 1532);
+  // Dense rows of 1540 elements (3080 bytes apart: 8-byte aligned) too.
   launch = make(3, 7, 1540);
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
-  EXPECT_FALSE(plan.vectorized);
-  expectFirstFit(kernel(), plan, 1540, false, {21});
-  // Short rows: a general variant that holds them in registers.
-  launch = make(3, 7, 12);
+  EXPECT_TRUE(plan.vectorized);
+  EXPECT_EQ(expectFirstFitUpTo(kernel(), plan, 1540, 4, {21}).chunk, 4);
+  // 8-byte aligned rows but D % 8 == 0 do not make 16-byte accesses legal.
+  launch = make(3, 7, 1536, 1540);
+  launch.args[0].tensor.data += 8;
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_EQ(expectFirstFitUpTo(kernel(), plan, 1536, 4, {21}).chunk, 4);
+}
+
+TEST_F(FusedTest, GeneralWhenDIsNotAMultipleOfFour) {
+  // Every stride and pointer aligned, but D % 4 != 0.
+  Launch launch = make(3, 7, 1530, 1536);
+  LaunchPlan plan;
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
   EXPECT_FALSE(plan.vectorized);
-  const VariantInfo &v = expectFirstFit(kernel(), plan, 12, false, {21});
+  EXPECT_EQ(plan.rowLength, 1530);
+  expectFirstFit(kernel(), plan, 1530, true, {21});
+  launch = make(3, 7, 1542);
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_FALSE(plan.vectorized);
+  expectFirstFit(kernel(), plan, 1542, false, {21});
+  // Short rows: a general variant that holds them in registers.
+  launch = make(3, 7, 10);
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_FALSE(plan.vectorized);
+  const VariantInfo &v = expectFirstFit(kernel(), plan, 10, false, {21});
   EXPECT_GT(v.chunksPerThread, 0);
-  EXPECT_GE(v.maxD, 12);
+  EXPECT_GE(v.maxD, 10);
 }
 
 TEST_F(FusedTest, GeneralWithoutVectorizedVariants) {
@@ -675,12 +714,14 @@ TEST_F(FusedTest, EveryRowLengthHasAVariant) {
       Launch launch = make(1, 3, d);
       if (!aligned)
         launch.results[0].data += 2;
-      // Dense rows of d bf16 elements are 16-byte aligned when d % 8 == 0.
-      bool allAligned = aligned && d % 8 == 0;
+      // Dense rows of d bf16 elements are 16-byte aligned when d % 8 == 0,
+      // 8-byte aligned when d % 4 == 0 (the f32 operands, 4d bytes apart,
+      // are then 16-byte aligned); a result 2 bytes off allows no chunk.
+      int64_t maxChunk = !aligned ? 0 : d % 8 == 0 ? 8 : d % 4 == 0 ? 4 : 0;
       LaunchPlan plan;
       Status status = launch.plan(kernel(), plan);
       ASSERT_TRUE(status.ok()) << "D = " << d << ": " << status.message();
-      expectFirstFit(kernel(), plan, d, allAligned, {3});
+      expectFirstFitUpTo(kernel(), plan, d, maxChunk, {3});
       if (::testing::Test::HasFailure())
         FAIL() << "at D = " << d << (aligned ? "" : ", misaligned");
     }
