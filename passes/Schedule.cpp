@@ -293,12 +293,14 @@ struct NfSelectSchedulePass
     }
     // Several rows per thread only where the rows live in registers (a
     // streamed row is re-read per reduction anyway). By default two for
-    // rows shorter than a warp: a 128-wide head is one 16-byte chunk per
-    // thread, so the second row's loads cost few registers and overlap the
-    // first row's shuffles; on an H100 QK-norm+RoPE (T=4096, H=24/32) went
-    // from 75.5/73.3% to 85.3/87.7% of the copy floor. Longer rows hold
-    // 2-4 chunks per thread already; there it measured slower (register
-    // pressure; docs/benchmarks.md).
+    // rows of one chunk per thread shorter than a warp: a 128-wide head is
+    // one 16-byte chunk per thread, so the second row's loads cost few
+    // registers and overlap the first row's shuffles; on an H100
+    // QK-norm+RoPE (T=4096, H=24/32) went from 75.5/73.3% to 85.3/87.7% of
+    // the copy floor. Rows of 2-4 chunks per thread measured slower with
+    // two (register pressure; H200, D = 256, 16 threads x 2 chunks: seed #1
+    // 88.9 -> 98.3% with one, seed #2 87.2 -> 100.7, LayerNorm 91.8 ->
+    // 96.3; docs/benchmarks.md).
     if (streaming)
       s.rowsPerThread = 1;
     else if (rowsPerThread > 0)
@@ -306,7 +308,7 @@ struct NfSelectSchedulePass
     else if (asyncCopy)
       s.rowsPerThread = 4;
     else
-      s.rowsPerThread = s.threadsPerRow < 32 ? 2 : 1;
+      s.rowsPerThread = s.threadsPerRow < 32 && s.chunksPerThread == 1 ? 2 : 1;
     s.asyncCopy = asyncCopy && !streaming;
     // Staging only where a reduction reads [B, S, D] rows.
     s.stageRows = stageRows && streaming;

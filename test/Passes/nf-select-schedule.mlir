@@ -42,10 +42,11 @@ nf.kernel @wide(%x: tensor<?x?x3072xf32>) -> tensor<?x?x3072xf32> {
 // choice up to 512 threads x 4 chunks (bf16: D <= 16384), smallest first,
 // then 1024 threads streaming longer rows. An option that forces a choice
 // gives that one schedule (streaming with 256 threads for a dynamic D).
+// Two rows per thread only for rows of one chunk per thread.
 // CHECK-LABEL: nf.kernel @any
 // CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1, rows_per_cta = 128, chunk = 8, chunks_per_thread = 1, rows_per_thread = 2>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 1, rows_per_thread = 2>,
-// CHECK-SAME: #nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 4, rows_per_thread = 2>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 4>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 3>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 4>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3>,
