@@ -182,10 +182,10 @@ CASES = [
 # ---------------------------------------------------------------------------
 
 
-def graph_time_us(fn, arg_sets, replays):
-    """Mean time of one call: `fn` on each set, captured in one CUDA graph,
-    replayed `replays` times."""
-    for args in arg_sets:  # warm up (compilation, module loading)
+def capture(fn, arg_sets):
+    """`fn` on each set, warmed up (compilation, module loading), captured in
+    one CUDA graph and replayed once. The graph keeps the sets alive."""
+    for args in arg_sets:
         fn(*args)
     torch.cuda.synchronize()
     graph = torch.cuda.CUDAGraph()
@@ -194,6 +194,13 @@ def graph_time_us(fn, arg_sets, replays):
             fn(*args)
     graph.replay()
     torch.cuda.synchronize()
+    graph.keep = arg_sets
+    return graph
+
+
+def replay_time_us(graph, replays, calls):
+    """Mean time of one of the `calls` calls of `graph`, over `replays`
+    replays."""
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
     start.record()
@@ -201,7 +208,13 @@ def graph_time_us(fn, arg_sets, replays):
         graph.replay()
     end.record()
     end.synchronize()
-    return start.elapsed_time(end) * 1e3 / (replays * len(arg_sets))
+    return start.elapsed_time(end) * 1e3 / (replays * calls)
+
+
+def graph_time_us(fn, arg_sets, replays):
+    """Mean time of one call: `fn` on each set, captured in one CUDA graph,
+    replayed `replays` times."""
+    return replay_time_us(capture(fn, arg_sets), replays, len(arg_sets))
 
 
 def copy_bandwidth():

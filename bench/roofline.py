@@ -49,7 +49,8 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # bench.py puts python/ on the path and imports normfuse.
-from bench import SETS, fagn_eager, rms, srn_eager  # noqa: E402
+from bench import (SETS, capture, fagn_eager, replay_time_us, rms,  # noqa
+                   srn_eager)
 import normfuse  # noqa: E402
 from normfuse.testing import rel_error, tolerance  # noqa: E402
 
@@ -358,35 +359,6 @@ def copy_graph(moved, device):
     return capture(lambda dst, src: torch.mul(src, 1.0, out=dst), pairs)
 
 
-def capture(fn, arg_sets):
-    """`fn` on each set, warmed up (compilation, module loading), captured in
-    one CUDA graph and replayed once. The graph keeps its outputs (and the
-    sets passed here) alive until it is dropped."""
-    for args in arg_sets:
-        fn(*args)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for args in arg_sets:
-            fn(*args)
-    graph.replay()
-    torch.cuda.synchronize()
-    graph.keep = arg_sets
-    return graph
-
-
-def replay_time_us(graph, replays):
-    """Mean time of one call: `replays` replays of a graph of SETS calls."""
-    start = torch.cuda.Event(enable_timing=True)
-    end = torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(replays):
-        graph.replay()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) * 1e3 / (replays * SETS)
-
-
 def time_graphs(graphs, replays, rounds):
     """{label: best time} of captured graphs, timed in `rounds` interleaved
     rounds, the order rotated every round. Whatever is timed right after
@@ -399,7 +371,7 @@ def time_graphs(graphs, replays, rounds):
     for r in range(rounds):
         order = labels[r % len(labels):] + labels[:r % len(labels)]
         for label in order:
-            t = replay_time_us(graphs[label], replays)
+            t = replay_time_us(graphs[label], replays, SETS)
             best[label] = min(best.get(label, t), t)
     return best
 
