@@ -260,7 +260,8 @@ TEST(ArtifactTest, ReadsCluster) {
   EXPECT_EQ(g.schedule, "streaming");
   EXPECT_EQ(g.clusterSize, 1);
   // Without clusters the count is 1.
-  for (const VariantInfo &v : loadArtifact("fused_d3072").kernels[0].variants)
+  Artifact unclustered = loadArtifact("fused_d3072");
+  for (const VariantInfo &v : unclustered.kernels[0].variants)
     EXPECT_EQ(v.clusterSize, 1) << v.function;
 }
 
@@ -333,7 +334,8 @@ TEST(ArtifactTest, InPlaceRotaryHoldsRowsInRegisters) {
     }
     EXPECT_GT(general, 0);
   }
-  const KernelInfo &k = loadArtifact("qk_neox_dynamic_d").kernels[0];
+  Artifact dynamicD = loadArtifact("qk_neox_dynamic_d");
+  const KernelInfo &k = dynamicD.kernels[0];
   EXPECT_EQ(k.rowLength, -1);
   EXPECT_EQ(k.results[0].inPlace, 0);
   EXPECT_EQ(k.results[1].inPlace, 1);

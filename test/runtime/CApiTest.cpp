@@ -159,9 +159,11 @@ TEST(CApiReadTest, RowLongerThanEveryVariant) {
   // and an error past it, without a GPU.
   std::string path = artifactPath("qk_neox_dynamic_d");
   int64_t longest = 0;
-  for (const VariantInfo &v : loadArtifact("qk_neox_dynamic_d")
-                                  .findKernel("qk_rmsnorm_rope_neox_dynamic_d")
-                                  ->variants)
+  // The artifact outlives the loop (a temporary in the range would not).
+  Artifact read = loadArtifact("qk_neox_dynamic_d");
+  const KernelInfo *info = read.findKernel("qk_rmsnorm_rope_neox_dynamic_d");
+  ASSERT_NE(info, nullptr);
+  for (const VariantInfo &v : info->variants)
     longest = std::max(longest, v.maxD);
   ASSERT_GT(longest, 128);
   nf_artifact *artifact = nullptr;
