@@ -3,7 +3,7 @@
 
     python3 bench/roofline.py --artifacts gpu-py/roofline [--json out.json]
         [--markdown out.md] [--cases rmsnorm,softmax] [--dims 256,4096]
-        [--no-compile] [--quick]
+        [--baseline OTHER_DIR] [--no-compile] [--rounds 5] [--quick]
     python3 bench/roofline.py --artifacts DIR --dry-run     # CPU, no timing
 
 The question: does one artifact compiled with D dynamic (what a user ships)
