@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <map>
 
 using namespace nf::rt;
@@ -301,16 +302,23 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
         return false;
     return true;
   };
-  int64_t testedChunk = 0;
-  bool aligned = false;
+  // Variants alternate between the 16-byte chunk and its 8-byte twin: the
+  // answer per chunk is computed once per launch (-1: not yet).
+  int8_t alignedByChunk[17];
+  std::fill(std::begin(alignedByChunk), std::end(alignedByChunk), -1);
   int chosen = -1;
   for (size_t v = 0; v < kernel.variants.size() && chosen < 0; ++v) {
     const VariantInfo &variant = kernel.variants[v];
     if (variant.vectorized) {
       if (sizes.d % variant.chunk != 0)
         continue;
-      if (variant.chunk != testedChunk) {
-        testedChunk = variant.chunk;
+      bool aligned;
+      if (variant.chunk <= 16) {
+        int8_t &known = alignedByChunk[variant.chunk];
+        if (known < 0)
+          known = alignedFor(variant.chunk);
+        aligned = known;
+      } else {
         aligned = alignedFor(variant.chunk);
       }
       if (!aligned)
