@@ -8,6 +8,7 @@
 #include "dialect/Chains.h"
 #include "passes/KernelABI.h"
 #include "passes/Schedule.h"
+#include "runtime/Digest.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
@@ -128,8 +129,11 @@ static int64_t sharedMemoryBytes(KernelOp kernel, const Schedule &schedule,
 LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
                                       StringRef ptx, StringRef torchSource,
                                       std::optional<StringRef> cubin,
-                                      llvm::raw_ostream &os) {
-  os << "normfuse-artifact 2\n";
+                                      llvm::raw_ostream &out) {
+  // The body is composed in memory so that its digest can end the file.
+  std::string body;
+  llvm::raw_string_ostream os(body);
+  os << "normfuse-artifact 3\n";
   os << "target " << chip << "\n";
   for (KernelOp kernel : module.getOps<KernelOp>()) {
     FailureOr<SmallVector<VariantAttr>> variants = getVariants(kernel);
@@ -181,6 +185,8 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
   os << "torch " << torchSource.size() << "\n" << torchSource << "\n";
   if (cubin)
     os << "cubin " << cubin->size() << "\n" << *cubin << "\n";
+  os.flush();
+  out << body << ::nf::rt::digestLine(body);
   return success();
 }
 

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Artifact.h"
+#include "runtime/Digest.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -191,6 +192,18 @@ static std::string checkKernel(const KernelInfo &k) {
   return "";
 }
 
+/// Why `firstLine` is not the header of the format this runtime reads;
+/// empty if it is.
+static std::string checkHeader(const std::string &firstLine) {
+  if (firstLine.rfind("normfuse-artifact ", 0) != 0)
+    return "not a normfuse artifact (expected 'normfuse-artifact 3')";
+  if (firstLine != "normfuse-artifact 3")
+    return "artifact format '" + firstLine.substr(18) +
+           "' is not the one this runtime reads (3); recompile it with this "
+           "version's nf-compile";
+  return "";
+}
+
 bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
                            std::string &error) {
   artifact = Artifact();
@@ -227,12 +240,9 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
   };
 
   std::string line;
-  if (!nextLine(line) || line.rfind("normfuse-artifact ", 0) != 0)
-    return fail("not a normfuse artifact (expected 'normfuse-artifact 2')");
-  if (line != "normfuse-artifact 2")
-    return fail("artifact format '" + line.substr(18) +
-                "' is not the one this runtime reads (2); recompile it with "
-                "this version's nf-compile");
+  nextLine(line);
+  if (std::string problem = checkHeader(line); !problem.empty())
+    return fail(problem);
   KernelInfo *kernel = nullptr;
   while (nextLine(line)) {
     std::istringstream in(line);
@@ -343,6 +353,42 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
   return true;
 }
 
+bool nf::rt::parseArtifactFile(const std::string &bytes, Artifact &artifact,
+                               std::string &error) {
+  artifact = Artifact();
+  // The header first: a file of another format has no digest to check.
+  if (std::string problem = checkHeader(bytes.substr(0, bytes.find('\n')));
+      !problem.empty()) {
+    error = "artifact line 1: " + problem;
+    return false;
+  }
+  // The digest line is the last one; a file cut anywhere loses it or
+  // leaves a prefix whose hash differs.
+  static const std::string key = "\ndigest fnv1a64 ";
+  size_t at = bytes.rfind(key);
+  constexpr size_t kLineSize = 15 + 16 + 1;
+  if (at == std::string::npos || bytes.size() - (at + 1) != kLineSize ||
+      bytes.back() != '\n') {
+    error = "artifact has no digest line at its end: the file is cut short, "
+            "or was written by an nf-compile older than format 3; recompile "
+            "it";
+    return false;
+  }
+  std::string_view body(bytes.data(), at + 1);
+  std::string expected = digestLine(body);
+  if (bytes.compare(at + 1, std::string::npos, expected) != 0) {
+    error = "artifact digest mismatch: the file was changed or damaged after "
+            "nf-compile wrote it (its content hashes to " +
+            expected.substr(15, 16) + ", its digest line says " +
+            bytes.substr(at + 16, 16) + "); recompile it";
+    return false;
+  }
+  if (!parseArtifact(std::string(body), artifact, error))
+    return false;
+  artifact.digest = expected.substr(15, 16);
+  return true;
+}
+
 bool nf::rt::readArtifactFile(const std::string &path, Artifact &artifact,
                               std::string &error) {
   std::ifstream in(path, std::ios::binary);
@@ -352,5 +398,8 @@ bool nf::rt::readArtifactFile(const std::string &path, Artifact &artifact,
   }
   std::stringstream buffer;
   buffer << in.rdbuf();
-  return parseArtifact(buffer.str(), artifact, error);
+  if (parseArtifactFile(buffer.str(), artifact, error))
+    return true;
+  error = "'" + path + "': " + error;
+  return false;
 }

@@ -93,16 +93,32 @@ struct Artifact {
   /// codegen/TorchEmitter.h); empty for artifacts written before it existed.
   std::string torchSource;
   std::string cubin;
+  /// The file's digest (16 hex digits, runtime/Digest.h); empty when parsed
+  /// from a body without one (parseArtifact).
+  std::string digest;
 
   const KernelInfo *findKernel(const std::string &name) const;
 };
 
-/// Parses the artifact in `text`. On failure returns false and says where
-/// and what in `error`.
+/// Parses the body of an artifact (the file without its digest line). On
+/// failure returns false and says where and what in `error`.
 bool parseArtifact(const std::string &text, Artifact &artifact,
                    std::string &error);
+/// Checks the digest that ends a whole artifact file's `bytes`, then parses
+/// the body: a file cut short or changed is refused before anything in it
+/// is used.
+bool parseArtifactFile(const std::string &bytes, Artifact &artifact,
+                       std::string &error);
+/// Reads the file at `path` and parses it with parseArtifactFile; errors
+/// name the path.
 bool readArtifactFile(const std::string &path, Artifact &artifact,
                       std::string &error);
+
+/// The artifact's metadata as a JSON object: format, digest, target,
+/// has_cubin, torch_source (or null), and per kernel its name, row_length,
+/// num_chains, args, results and variants (docs/Artifact.md names the
+/// fields). What nf_artifact_describe returns.
+std::string describeArtifact(const Artifact &artifact);
 
 } // namespace nf::rt
 

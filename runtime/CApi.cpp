@@ -182,6 +182,7 @@ extern "C" int nf_launch_packed(nf_module *module, const char *kernel,
 
 struct nf_artifact {
   Artifact artifact;
+  std::string json; ///< describeArtifact, made at read (handles are shared)
 };
 
 extern "C" int nf_artifact_read(const char *path, nf_artifact **out,
@@ -193,11 +194,22 @@ extern "C" int nf_artifact_read(const char *path, nf_artifact **out,
   std::string message;
   if (!readArtifactFile(path, handle->artifact, message))
     return report(Status::error(message), error, size);
+  handle->json = describeArtifact(handle->artifact);
   *out = handle.release();
   return 0;
 }
 
 extern "C" void nf_artifact_free(nf_artifact *artifact) { delete artifact; }
+
+extern "C" int nf_artifact_describe(const nf_artifact *artifact,
+                                    const char **json, size_t *length) {
+  if (!artifact || !json)
+    return 1;
+  *json = artifact->json.c_str();
+  if (length)
+    *length = artifact->json.size();
+  return 0;
+}
 
 extern "C" int nf_artifact_check(const nf_artifact *artifact,
                                  const char *kernel, const int64_t *packed,

@@ -59,7 +59,9 @@ int nf_launch_packed(nf_module *module, const char *kernel,
                      size_t num_results, void *stream, char *error,
                      size_t error_size);
 
-/* An artifact read without loading it: no CUDA driver needed. */
+/* An artifact read without loading it: no CUDA driver needed. Like
+ * nf_module_load, it refuses a file whose digest does not match (cut short
+ * or changed after nf-compile wrote it). */
 typedef struct nf_artifact nf_artifact;
 int nf_artifact_read(const char *artifact_path, nf_artifact **artifact,
                      char *error, size_t error_size);
@@ -73,6 +75,13 @@ int nf_artifact_check(const nf_artifact *artifact, const char *kernel,
                       const int64_t *packed, size_t packed_size,
                       size_t num_args, size_t num_results, char *error,
                       size_t error_size);
+
+/* The artifact's metadata as a JSON object (UTF-8, NUL-terminated; fields
+ * in docs/Artifact.md): what other languages read instead of parsing the
+ * file themselves. The text belongs to `artifact` and lives until
+ * nf_artifact_free. Returns 0, or 1 for a null argument. */
+int nf_artifact_describe(const nf_artifact *artifact, const char **json,
+                         size_t *length);
 
 #ifdef __cplusplus
 }

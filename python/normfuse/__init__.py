@@ -438,7 +438,6 @@ class Module:
         self.meta = meta
         self.target = meta.target
         self._handles = {}
-        self._check_handle = None
         self._namespace = None
         self.kernels = {}
         for name, kmeta in meta.kernels.items():
@@ -474,9 +473,7 @@ class Module:
         return handle
 
     def _checker(self):
-        if self._check_handle is None:
-            self._check_handle = _capi.read_artifact(self.path)
-        return self._check_handle
+        return self.meta.handle.value
 
     def _fallback(self, name):
         if self._namespace is None:

@@ -1,10 +1,12 @@
-"""Reads the header of an nf-compile artifact (docs/Artifact.md).
+"""An nf-compile artifact's metadata, as the runtime reads it.
 
-The C++ reader (runtime/Artifact.cpp) is the one the runtime launches from;
-this one reads only what the Python side needs before any launch: argument
-and result metadata (to allocate outputs and describe shapes to torch.compile)
-and the generated PyTorch fallback. Both follow docs/Artifact.md.
+The runtime's C++ reader (runtime/Artifact.cpp) is the only parser of the
+file: ``read_artifact`` opens the artifact through the C API
+(nf_artifact_read, which also checks the file's digest) and builds these
+records from nf_artifact_describe's JSON. The handle stays open: it is what
+nf_artifact_check validates CPU calls against.
 """
+
 
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
@@ -71,94 +73,35 @@ class ArtifactMeta:
     target: str = ""
     kernels: Dict[str, KernelMeta] = field(default_factory=dict)
     torch_source: Optional[str] = None
-    digest: str = ""
-
-
-def _shape(text):
-    if text == "-":
-        return []
-    return [-1 if d == "?" else int(d) for d in text.split("x")]
+    digest: str = ""  # the file's digest line (16 hex digits)
+    handle: object = None  # the C API's nf_artifact, for nf_artifact_check
 
 
 def read_artifact(path) -> ArtifactMeta:
-    import hashlib
+    import json
+
+    from . import _capi
 
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise ArtifactError(f"cannot read artifact '{path}': {e.strerror}")
-    meta = ArtifactMeta(path=str(path), digest=hashlib.sha1(data).hexdigest())
-    pos = 0
-    line_no = 0
-
-    def fail(msg):
-        raise ArtifactError(f"{path}:{line_no}: {msg}")
-
-    def next_line():
-        nonlocal pos, line_no
-        if pos >= len(data):
-            return None
-        end = data.find(b"\n", pos)
-        if end < 0:
-            end = len(data)
-        line = data[pos:end].decode("utf-8", "replace")
-        pos = end + 1
-        line_no += 1
-        return line
-
-    first = next_line() or ""
-    if not first.startswith("normfuse-artifact "):
-        fail("not a normfuse artifact (expected 'normfuse-artifact 2')")
-    if first != "normfuse-artifact 2":
-        fail(f"artifact format '{first[18:]}' is not the one this package "
-             "reads (2); recompile it with this version's nf-compile")
-    kernel = None
-    while True:
-        line = next_line()
-        if line is None:
-            break
-        w = line.split()
-        if not w:
-            continue
-        key = w[0]
-        try:
-            if key in ("ptx", "cubin", "torch") and len(w) == 2:
-                size = int(w[1])
-                if pos + size > len(data):
-                    fail(f"truncated {key} section")
-                blob = data[pos:pos + size]
-                line_no += blob.count(b"\n") + 1
-                pos += size + 1
-                if key == "torch":
-                    meta.torch_source = blob.decode("utf-8")
-            elif key == "target":
-                meta.target = w[1]
-            elif key == "kernel":
-                kernel = KernelMeta(name=w[1], row_length=-1)
-                meta.kernels[kernel.name] = kernel
-            elif kernel is None:
-                fail(f"'{key}' outside a kernel")
-            elif key == "row_length":
-                kernel.row_length = -1 if w[1] == "?" else int(w[1])
-            elif key == "chains":
-                kernel.num_chains = int(w[1])
-            elif key == "arg" and len(w) == 9:
-                kernel.args.append(
-                    Argument(int(w[1]), w[2], w[3] == "tensor", w[4],
-                             _shape(w[5]), w[6], w[7],
-                             [int(c) for c in w[8].split(",")]))
-            elif key == "result" and len(w) == 8:
-                kernel.results.append(
-                    Result(int(w[1]), w[2], _shape(w[3]), int(w[5]),
-                           -1 if w[7] == "-" else int(w[7])))
-        except (ValueError, IndexError):
-            fail(f"malformed line '{line}'")
+        handle = _capi.read_artifact(path)
+    except _capi.RuntimeNotFound:
+        raise
+    except RuntimeError as e:
+        raise ArtifactError(str(e)) from None
+    data = json.loads(_capi.describe(handle))
+    meta = ArtifactMeta(path=str(path), target=data["target"],
+                        torch_source=data["torch_source"],
+                        digest=data["digest"], handle=handle)
+    for k in data["kernels"]:
+        kernel = KernelMeta(name=k["name"], row_length=k["row_length"],
+                            num_chains=k["num_chains"])
+        kernel.args = [Argument(a["index"], a["name"], a["is_tensor"],
+                                a["dtype"], a["shape"], a["role"], a["bcast"],
+                                a["chains"]) for a in k["args"]]
+        kernel.results = [Result(r["index"], r["dtype"], r["shape"],
+                                 r["chain"], r["in_place"])
+                          for r in k["results"]]
+        meta.kernels[kernel.name] = kernel
     if not meta.kernels:
-        fail("no kernel")
-    for k in meta.kernels.values():
-        for r in k.results:
-            if len(r.shape) != 3:
-                fail(f"kernel '{k.name}': result {r.index} has rank "
-                     f"{len(r.shape)}; this package expects [B, S, D] results")
+        raise ArtifactError(f"error: artifact '{path}' has no kernel")
     return meta

@@ -58,6 +58,9 @@ def library():
     lib.nf_artifact_free.restype = None
     lib.nf_artifact_check.argtypes = [vp, cp, vp, sz, sz, sz, cp, sz]
     lib.nf_artifact_check.restype = ctypes.c_int
+    lib.nf_artifact_describe.argtypes = [vp, ctypes.POINTER(cp),
+                                         ctypes.POINTER(sz)]
+    lib.nf_artifact_describe.restype = ctypes.c_int
     _lib = lib
     return lib
 
@@ -81,6 +84,29 @@ def load_module(path):
     return _open("nf_module_load", path)
 
 
+class ArtifactHandle:
+    """An nf_artifact, freed with the object."""
+
+    def __init__(self, handle):
+        self.value = handle.value
+        self._free = library().nf_artifact_free
+
+    def __del__(self):
+        if self.value:
+            self._free(self.value)
+            self.value = None
+
+
 def read_artifact(path):
-    """Reads an artifact without a GPU, for nf_artifact_check."""
-    return _open("nf_artifact_read", path)
+    """Reads an artifact without a GPU (metadata, nf_artifact_check)."""
+    return ArtifactHandle(_open("nf_artifact_read", path))
+
+
+def describe(handle):
+    """The artifact's metadata as JSON text (nf_artifact_describe)."""
+    text = ctypes.c_char_p()
+    size = ctypes.c_size_t()
+    if library().nf_artifact_describe(handle.value, ctypes.byref(text),
+                                      ctypes.byref(size)):
+        raise RuntimeError("error: nf_artifact_describe failed")
+    return ctypes.string_at(text, size.value).decode("utf-8")

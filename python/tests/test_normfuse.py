@@ -105,6 +105,25 @@ class CpuTest(unittest.TestCase):
         with self.assertRaises(normfuse.ArtifactError):
             normfuse.load("/nonexistent.nfa")
 
+    def test_damaged_artifacts_are_refused(self):
+        # A copy cut short or with one byte changed never gets loaded: the
+        # runtime's reader checks the digest that ends the file.
+        import tempfile
+        with open(artifacts()[0], "rb") as f:
+            data = f.read()
+        at = data.index(b"\nptx ") + 200
+        changed = data[:at] + bytes([data[at] ^ 0x20]) + data[at + 1:]
+        cases = [(data[:len(data) // 2], "no digest line"),
+                 (changed, "digest mismatch")]
+        with tempfile.TemporaryDirectory() as tmp:
+            for i, (bytes_, reason) in enumerate(cases):
+                path = os.path.join(tmp, f"damaged{i}.nfa")
+                with open(path, "wb") as f:
+                    f.write(bytes_)
+                with self.assertRaises(normfuse.ArtifactError) as ctx:
+                    normfuse.load(path)
+                self.assertIn(reason, str(ctx.exception))
+
     def test_same_kernel_twice_needs_a_prefix(self):
         path = artifacts()[0]
         mod = load(path)

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeTestSupport.h"
+#include "runtime/Digest.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -417,7 +418,7 @@ const char *const kG3 = "variant k_g3 general max_d 0 schedule streaming "
 /// A small valid artifact, one line per element (line i + 1 of the file).
 std::vector<std::string> validLines() {
   return {
-      "normfuse-artifact 2",                    // 1
+      "normfuse-artifact 3",                    // 1
       "target sm_90",                           // 2
       "kernel k",                               // 3
       "row_length ?",                           // 4
@@ -696,7 +697,7 @@ TEST(ArtifactTest, NoVariant) {
 
 TEST(ArtifactTest, WrongMagic) {
   expectRejected(withLine(1, "// a PTX file"), 1,
-                 "not a normfuse artifact (expected 'normfuse-artifact 2')");
+                 "not a normfuse artifact (expected 'normfuse-artifact 3')");
   expectRejected(withLine(1, "normfuse-artifact"), 1,
                  "not a normfuse artifact");
   expectRejected(withLine(1, "normfuse-artifact2"), 1,
@@ -711,20 +712,22 @@ TEST(ArtifactTest, OtherFormatVersions) {
   // An artifact of format 1 (written before variants) is refused at its
   // header, with what to do about it, not at its first unknown line.
   expectRejected(join(formatOneLines()), 1,
-                 "artifact format '1' is not the one this runtime reads (2)");
+                 "artifact format '1' is not the one this runtime reads (3)");
   expectRejected(join(formatOneLines()), 1,
                  "recompile it with this version's nf-compile");
   // Only the header differs: still format 1.
   expectRejected(withLine(1, "normfuse-artifact 1"), 1,
                  "artifact format '1' is not the one this runtime reads");
-  // Nor a later one.
-  expectRejected(withLine(1, "normfuse-artifact 3"), 1,
-                 "artifact format '3' is not the one this runtime reads");
-  expectRejected(withLine(1, "normfuse-artifact 2.0"), 1,
-                 "artifact format '2.0' is not the one this runtime reads");
+  // Nor format 2 (before digests), nor a later one.
+  expectRejected(withLine(1, "normfuse-artifact 2"), 1,
+                 "artifact format '2' is not the one this runtime reads (3)");
+  expectRejected(withLine(1, "normfuse-artifact 4"), 1,
+                 "artifact format '4' is not the one this runtime reads");
+  expectRejected(withLine(1, "normfuse-artifact 3.0"), 1,
+                 "artifact format '3.0' is not the one this runtime reads");
   // A real artifact with the old header.
   expectRejected(formatOneArtifact("fused"), 1,
-                 "artifact format '1' is not the one this runtime reads (2)");
+                 "artifact format '1' is not the one this runtime reads (3)");
 }
 
 TEST(ArtifactTest, TruncatedBlobs) {
@@ -990,17 +993,28 @@ TEST(ArtifactTest, IndicesOutOfRange) {
                  "unknown parameter kind 'magic'");
 }
 
-/// Every prefix of a real artifact is rejected or, if it ends right after
-/// the PTX (the PyTorch fallback that follows is optional), accepted; none
-/// crashes.
+/// A real artifact's file and its body (the file without the digest line).
+struct RealArtifact {
+  std::string file, body;
+};
+RealArtifact readRealArtifact(const std::string &name) {
+  RealArtifact real;
+  real.file = readFile(artifactPath(name));
+  size_t at = real.file.rfind("\ndigest fnv1a64 ");
+  EXPECT_NE(at, std::string::npos) << "no digest line in " << name;
+  if (at != std::string::npos)
+    real.body = real.file.substr(0, at + 1);
+  return real;
+}
+
+/// Every prefix of a real artifact's body is rejected or, if it ends right
+/// after the PTX (the PyTorch fallback that follows is optional), accepted;
+/// none crashes. (The body parser's own robustness: a file cut short never
+/// gets this far, see EveryTruncatedFileIsRefused.)
 TEST(ArtifactTest, EveryTruncationOfARealArtifact) {
   Artifact full;
   std::string error;
-  std::ifstream in(artifactPath("qk_interleaved"), std::ios::binary);
-  ASSERT_TRUE(in);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
+  std::string text = readRealArtifact("qk_interleaved").body;
   ASSERT_TRUE(parseArtifact(text, full, error)) << error;
   size_t ptxHeader = text.find("\nptx ");
   ASSERT_NE(ptxHeader, std::string::npos);
@@ -1027,6 +1041,106 @@ TEST(ArtifactTest, EveryTruncationOfARealArtifact) {
     if (cut > ptxHeader + 8 && (cut + 200 < ptxEnd || cut > ptxEnd + 200))
       cut += 96;
   }
+}
+
+TEST(ArtifactTest, DigestOfARealArtifact) {
+  RealArtifact real = readRealArtifact("qk_interleaved");
+  Artifact artifact;
+  std::string error;
+  ASSERT_TRUE(parseArtifactFile(real.file, artifact, error)) << error;
+  EXPECT_EQ(artifact.digest.size(), 16u);
+  EXPECT_EQ(real.file.substr(real.body.size()), digestLine(real.body));
+  // FNV-1a 64 of known inputs (the empty string is the offset basis).
+  EXPECT_EQ(fnv1a64(""), 0xcbf29ce484222325ull);
+  EXPECT_EQ(fnv1a64("a"), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(digestLine(""), "digest fnv1a64 cbf29ce484222325\n");
+}
+
+/// Every prefix of a real artifact file is refused, each with the reason
+/// (no digest line, or one that does not match); none crashes.
+TEST(ArtifactTest, EveryTruncatedFileIsRefused) {
+  RealArtifact real = readRealArtifact("qk_interleaved");
+  ASSERT_FALSE(real.body.empty());
+  for (size_t cut = 0; cut < real.file.size(); ++cut) {
+    Artifact artifact;
+    std::string error;
+    if (parseArtifactFile(real.file.substr(0, cut), artifact, error)) {
+      ADD_FAILURE() << "a prefix of " << cut << " bytes is accepted";
+      continue;
+    }
+    bool reason = error.find("no digest line") != std::string::npos ||
+                  error.find("digest mismatch") != std::string::npos ||
+                  (cut < 20 && error.find("artifact line 1") == 0);
+    if (!reason)
+      ADD_FAILURE() << "cut at " << cut << ": " << error;
+    // Every byte of the first 2 KiB and the last 200, every 97th between.
+    if (cut > 2048 && cut + 200 < real.file.size())
+      cut += 96;
+  }
+}
+
+/// A changed byte anywhere in the body (the metadata, the PTX, the
+/// fallback) is refused as a digest mismatch, and so is a changed digest.
+TEST(ArtifactTest, ChangedBytesAreRefused) {
+  RealArtifact real = readRealArtifact("qk_interleaved");
+  ASSERT_FALSE(real.body.empty());
+  size_t tested = 0;
+  for (size_t at = 20; at < real.body.size(); at += 89, ++tested) {
+    std::string changed = real.file;
+    changed[at] = changed[at] == 'x' ? 'y' : 'x';
+    Artifact artifact;
+    std::string error;
+    EXPECT_FALSE(parseArtifactFile(changed, artifact, error)) << "at " << at;
+    EXPECT_NE(error.find("digest mismatch"), std::string::npos)
+        << "at " << at << ": " << error;
+  }
+  EXPECT_GT(tested, 100u);
+  // One bit of a digit of the digest line.
+  std::string changed = real.file;
+  changed[changed.size() - 2] ^= 1;
+  Artifact artifact;
+  std::string error;
+  EXPECT_FALSE(parseArtifactFile(changed, artifact, error));
+  EXPECT_NE(error.find("digest mismatch"), std::string::npos) << error;
+}
+
+TEST(ArtifactTest, FileWithoutDigestIsRefused) {
+  RealArtifact real = readRealArtifact("qk_interleaved");
+  std::string path = writeTempFile("no-digest.nfa", real.body);
+  Artifact artifact;
+  std::string error;
+  EXPECT_FALSE(readArtifactFile(path, artifact, error));
+  EXPECT_NE(error.find("no-digest.nfa"), std::string::npos) << error;
+  EXPECT_NE(error.find("no digest line"), std::string::npos) << error;
+  EXPECT_NE(error.find("recompile"), std::string::npos) << error;
+}
+
+TEST(ArtifactTest, DescribeIsJson) {
+  Artifact artifact;
+  std::string error;
+  ASSERT_TRUE(parseArtifact(join(validLines()) + "ptx 3\nabc\ntorch 9\n"
+                                                 "a = \"\\\n\"\n",
+                            artifact, error))
+      << error;
+  std::string json = describeArtifact(artifact);
+  EXPECT_EQ(json.rfind("{\"format\":3,\"digest\":\"\",\"target\":\"sm_90\","
+                       "\"has_cubin\":false,",
+                       0),
+            0u)
+      << json;
+  // The fallback's quote, backslash and newlines are escaped.
+  EXPECT_NE(json.find("\"torch_source\":\"a = \\\"\\\\\\n\\\"\\n\""),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("{\"index\":1,\"name\":\"w\",\"is_tensor\":true,"
+                      "\"dtype\":\"f32\",\"shape\":[-1],\"role\":\"data\","
+                      "\"bcast\":\"D\",\"chains\":[0]}"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"results\":[{\"index\":0,\"dtype\":\"bf16\","
+                      "\"shape\":[-1,-1,-1],\"chain\":0,\"in_place\":-1}]"),
+            std::string::npos)
+      << json;
 }
 
 } // namespace

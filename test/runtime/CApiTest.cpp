@@ -138,6 +138,51 @@ TEST_F(CApiTest, LaunchChecksApply) {
   EXPECT_TRUE(says("overlap")) << error;
 }
 
+TEST_F(CApiTest, Describe) {
+  const char *json = nullptr;
+  size_t length = 0;
+  ASSERT_EQ(nf_artifact_describe(artifact, &json, &length), 0);
+  ASSERT_NE(json, nullptr);
+  std::string text(json, length);
+  EXPECT_EQ(std::strlen(json), length);
+  EXPECT_EQ(text.rfind("{\"format\":3,\"digest\":\"", 0), 0u) << text;
+  EXPECT_NE(text.find("\"name\":\"fused_add_gate_norm\""), std::string::npos);
+  EXPECT_NE(text.find("\"torch_source\":\""), std::string::npos);
+  EXPECT_NE(nf_artifact_describe(nullptr, &json, &length), 0);
+  EXPECT_NE(nf_artifact_describe(artifact, nullptr, &length), 0);
+}
+
+TEST(CApiReadTest, DamagedFilesAreRefused) {
+  // Cut short, or one byte of the PTX changed: refused by both entry
+  // points that read a file, with the reason, before anything is used.
+  std::string text = readFile(artifactPath("fused"));
+  size_t ptx = text.find("\nptx ");
+  ASSERT_NE(ptx, std::string::npos);
+  std::string changed = text;
+  changed[ptx + 100] ^= 0x20;
+  struct Case {
+    const char *name;
+    std::string bytes;
+    const char *reason;
+  } cases[] = {
+      {"capi-cut.nfa", text.substr(0, text.size() / 2), "no digest line"},
+      {"capi-changed.nfa", changed, "digest mismatch"},
+  };
+  for (const Case &c : cases) {
+    std::string path = writeTempFile(c.name, c.bytes);
+    char error[512] = {};
+    nf_artifact *artifact = nullptr;
+    EXPECT_NE(nf_artifact_read(path.c_str(), &artifact, error, sizeof error),
+              0);
+    EXPECT_EQ(artifact, nullptr);
+    EXPECT_NE(std::strstr(error, c.reason), nullptr) << error;
+    nf_module *module = nullptr;
+    EXPECT_NE(nf_module_load(path.c_str(), &module, error, sizeof error), 0);
+    EXPECT_EQ(module, nullptr);
+    EXPECT_NE(std::strstr(error, c.reason), nullptr) << error;
+  }
+}
+
 TEST(CApiReadTest, FormatOne) {
   // An artifact written for the runtime of format 1 is refused with what to
   // do about it.
@@ -148,7 +193,7 @@ TEST(CApiReadTest, FormatOne) {
   EXPECT_NE(nf_artifact_read(path.c_str(), &artifact, error, sizeof error), 0);
   EXPECT_EQ(artifact, nullptr);
   EXPECT_NE(std::strstr(error, "artifact line 1: artifact format '1' is not "
-                               "the one this runtime reads (2)"),
+                               "the one this runtime reads (3)"),
             nullptr)
       << error;
   EXPECT_NE(std::strstr(error, "recompile"), nullptr) << error;
