@@ -13,9 +13,11 @@ esac
 
 # 1. Packages: Debian's LLVM/MLIR 22, Ninja, GoogleTest, and Debian's PyTorch
 #    (1.13, for /usr/bin/python3) for the CPU tests of the generated PyTorch
-#    fallback and of the Python package (python/).
+#    fallback and of the Python package (python/); venv, pip, setuptools and
+#    wheel for the test that pip-installs that package offline.
 packages=(cmake g++ ninja-build python3 libmlir-22-dev mlir-22-tools llvm-22-dev
-          llvm-22-tools libgtest-dev python3-torch)
+          llvm-22-tools libgtest-dev python3-torch python3-venv python3-pip
+          python3-setuptools python3-wheel)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

@@ -1,7 +1,8 @@
-"""normfuse from PyTorch: load an nf-compile artifact, call its kernels.
+"""normfuse from PyTorch: compile or load a kernel, call it.
 
     import normfuse
-    mod = normfuse.load("build/artifacts/fused_add_gate_norm.nfa")
+    mod = normfuse.compile("examples/fused_add_gate_norm.mlir")  # or IR text
+    mod = normfuse.load("fused_add_gate_norm.nfa")   # a prebuilt artifact
     out = mod.fused_add_gate_norm(x, residual, gate, weight)
 
 Every kernel of an artifact is registered as the torch.library custom op
@@ -26,6 +27,7 @@ returned as that argument. Kernels are inference-only: no autograd formula.
 """
 
 import array
+import builtins
 import keyword
 import os
 import threading
@@ -34,8 +36,10 @@ import torch
 
 from . import _capi
 from ._artifact import ArtifactError, read_artifact
+from ._compile import CompileError, compile_artifact, find_compiler
 
-__all__ = ["load", "Module", "Kernel", "NormfuseError", "ArtifactError"]
+__all__ = ["compile", "load", "Module", "Kernel", "NormfuseError",
+           "ArtifactError", "CompileError", "find_compiler"]
 
 
 class NormfuseError(RuntimeError):
@@ -418,7 +422,9 @@ def _make_fast_launcher(kernel):
     for r in meta.results:
         env[f"DT{r.index}"] = _NF_TORCH[r.dtype]
     source = "\n".join(lines) + "\n"
-    exec(compile(source, f"<normfuse launcher of {meta.name}>", "exec"), env)
+    # builtins.compile: this module's compile() is normfuse.compile.
+    exec(builtins.compile(source, f"<normfuse launcher of {meta.name}>",
+                          "exec"), env)
     launch = env["launch"]
     launch.source = source
     return launch
@@ -483,7 +489,8 @@ class Module:
                     f"error: artifact '{self.path}' has no PyTorch fallback "
                     "(written by an older nf-compile); recompile it")
             namespace = {}
-            exec(compile(source, f"<fallback of {self.path}>", "exec"),
+            exec(builtins.compile(source, f"<fallback of {self.path}>",
+                                  "exec"),
                  namespace)
             self._namespace = namespace
         return self._namespace["KERNELS"][name]
@@ -539,3 +546,30 @@ def load(path, prefix=None):
             _define(kernel, meta.digest)
         _MODULES[key] = module
         return module
+
+
+def compile(source, sm=None, dims=None, cubin=False, options=(), prefix=None,
+            cache=None):
+    """Compiles nf IR with nf-compile and loads it: the Module load() gives.
+
+    source: a path to an .mlir file, or the IR text itself.
+    sm: the target ("sm_90" or 90); default the current GPU's, sm_90 when
+        there is none (the CPU fallback does not depend on it).
+    dims: fixed sizes, e.g. {"D": 4096} (nf-compile --dim); default none:
+        one artifact for every D.
+    cubin: also assemble the cubin (no JIT at load; needs ptxas).
+    options: further nf-compile options, e.g. ["--threads-per-row=256"].
+    prefix: as in load(): op names normfuse::<prefix>_<kernel>.
+    cache: the cache folder; default $NF_CACHE_DIR, else
+        $XDG_CACHE_HOME/normfuse, else ~/.cache/normfuse.
+
+    The artifact is cached under a key of the IR text, the options and the
+    compiler binary, so compiling the same thing again (in any process)
+    reads the cached file. Raises CompileError with nf-compile's diagnostics
+    when the IR is refused, or when no nf-compile is found (the package
+    itself has no compiler: it needs MLIR); prebuilt artifacts load with
+    load() on machines without one.
+    """
+    return load(compile_artifact(source, sm=sm, dims=dims, cubin=cubin,
+                                 options=options, cache=cache),
+                prefix=prefix)

@@ -12,10 +12,13 @@ from pathlib import Path
 PACKED_SCALAR = -1
 _ERROR_SIZE = 1024
 
-_REPO = Path(__file__).resolve().parents[2]
-# Where the two builds of README.md put the library: the standalone runtime
-# (GPU machine) and the whole project (CPU machines).
+_PACKAGE = Path(__file__).resolve().parent
+_REPO = _PACKAGE.parents[1]
+# The library an installed package carries (setup.py puts it there), then,
+# for the package used from a source tree, where the two builds of README.md
+# put it: the standalone runtime (GPU machine) and the whole project.
 _CANDIDATES = (
+    _PACKAGE / "libnfruntime.so",
     _REPO / "build-runtime" / "libnfruntime.so",
     _REPO / "build" / "lib" / "libnfruntime.so",
 )
@@ -29,7 +32,8 @@ _lib = None
 
 
 def library():
-    """Loads libnfruntime.so once: $NF_RUNTIME_LIBRARY, else the builds."""
+    """Loads libnfruntime.so once: $NF_RUNTIME_LIBRARY, else the package's
+    own, else the source tree's builds."""
     global _lib
     if _lib is not None:
         return _lib
@@ -37,8 +41,9 @@ def library():
     paths = [Path(env)] if env else [p for p in _CANDIDATES if p.exists()]
     if not paths:
         raise RuntimeNotFound(
-            "error: libnfruntime.so not found; build it with "
-            "'cmake -S runtime -B build-runtime -G Ninja && ninja -C "
+            "error: libnfruntime.so not found; install the package with "
+            "'pip install .' from the source tree, or build the library "
+            "with 'cmake -S runtime -B build-runtime -G Ninja && ninja -C "
             "build-runtime' (or ./make.sh), or point NF_RUNTIME_LIBRARY at it "
             f"(looked in {', '.join(str(p) for p in _CANDIDATES)})")
     try:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if not os.environ.get("NF_TEST_INSTALLED"):  # else: the installed package
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import normfuse  # noqa: E402
 from normfuse.testing import make_args, rel_error, tolerance  # noqa: E402
 
