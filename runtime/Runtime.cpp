@@ -428,6 +428,7 @@ Status Module::load(const Artifact &artifact, std::unique_ptr<Module> &out) {
   std::unique_ptr<Module> module(new Module());
   module->artifact = artifact;
   module->driver = driver;
+  module->context = ctx;
   const std::string &image =
       artifact.cubin.empty() ? module->artifact.ptx : module->artifact.cubin;
   if (Status s = check(driver->cuModuleLoadData(&module->module, image.c_str()),
@@ -524,9 +525,22 @@ Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
       plan.stageBytes > 0 && plan.stageBytes <= fn.maxDynamicShared
           ? (unsigned)plan.stageBytes
           : 0;
+  // The functions belong to the context the module was loaded in; a caller
+  // whose current context is another device's (a process launching on two
+  // GPUs) gets it switched for the launch and back.
+  CUcontext current = nullptr;
+  if (Status s = check(driver->cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+      !s)
+    return s;
+  if (current != context)
+    if (Status s = check(driver->cuCtxSetCurrent(context), "cuCtxSetCurrent");
+        !s)
+      return s;
   CUresult result =
       driver->cuLaunchKernel(fn.function, plan.grid, 1, 1, plan.block, 1, 1,
                              shared, stream, params, nullptr);
+  if (current != context)
+    driver->cuCtxSetCurrent(current);
   if (result != 0)
     return check(result, std::string("launching '") + kernel + "'");
   return Status();

@@ -109,17 +109,21 @@ public:
   /// Loads `artifact` (PTX through the driver's JIT, or the cubin when it
   /// has one) into the current context, or the primary context of device 0
   /// when none is current. Checks every function's register, local memory
-  /// and thread limits against the kernel's block.
+  /// and thread limits against the kernel's block. The module launches in
+  /// that context whatever context is current at launch (one module per
+  /// device: load it with the device's context current).
   static Status load(const Artifact &artifact, std::unique_ptr<Module> &out);
   ~Module();
 
   const Artifact &getArtifact() const { return artifact; }
+  /// The context the module was loaded into (the device it launches on).
+  CUcontext getContext() const { return context; }
   /// Resource use of variant `variant` of `kernel`; null if unknown.
   const FunctionInfo *getFunctionInfo(const std::string &kernel,
                                       int variant) const;
 
-  /// Validates and launches on `stream`. No allocation, no synchronization
-  /// on success.
+  /// Validates and launches on `stream` (a stream of the module's device).
+  /// No allocation, no synchronization on success.
   Status launch(const char *kernel, const Value *args, size_t numArgs,
                 const Tensor *results, size_t numResults, CUstream stream,
                 LaunchPlan *planOut = nullptr) const;
@@ -128,6 +132,7 @@ private:
   Module() = default;
   Artifact artifact;
   CUmodule module = nullptr;
+  CUcontext context = nullptr;
   const CudaDriver *driver = nullptr;
   struct Entry {
     const KernelInfo *info;

@@ -36,6 +36,16 @@ import torch
 
 from . import _capi
 from ._artifact import ArtifactError, read_artifact
+
+# The ops' CUDA implementation in C++ (python/normfuse/_ext.cpp), where
+# setup.py could build it; else the ctypes path below. NF_NO_EXTENSION=1
+# turns it off (tests of the ctypes path, comparisons).
+_ext = None
+if not os.environ.get("NF_NO_EXTENSION"):
+    try:
+        from . import _normfuse_ext as _ext
+    except ImportError:
+        _ext = None
 from ._compile import CompileError, compile_artifact, find_compiler
 
 __all__ = ["compile", "load", "Module", "Kernel", "NormfuseError",
@@ -120,6 +130,20 @@ class Kernel:
         self._size_sources = [_size_sources(meta, r) for r in self._fresh]
         self._fallback = None
         self._fast = None  # made at the first CUDA call
+        self._ext = None
+        if module._modules is not None and \
+                all(src is not None for src in self._size_sources):
+            self._ext = _ext.Kernel(
+                module._modules, meta.name, [a.name for a in meta.args],
+                [a.is_tensor for a in meta.args],
+                [r.in_place for r in meta.results],
+                [_TORCH_CODES[_NF_TORCH[r.dtype]] for r in self._fresh],
+                [[(-1, src) if isinstance(src, int) else src
+                  for src in sources] for sources in self._size_sources],
+                NormfuseError)
+            # The extension's launch is Kernel.launch itself: no Python
+            # frame between the caller and the C++ launcher.
+            self.launch = self._ext.launch
         self.op = None  # set by _define
 
     # -- calling ------------------------------------------------------------
@@ -129,6 +153,9 @@ class Kernel:
         except (RuntimeError, TypeError) as e:
             if isinstance(e, NormfuseError):
                 raise
+            if str(e).startswith("error: "):  # the C++ implementation's
+                raise NormfuseError(str(e).split("\nException raised")[0]) \
+                    from None
             # The dispatcher's schema check fired first (wrong count or
             # kind of argument): say it in the kernel's terms.
             self._check_light(args)
@@ -136,6 +163,7 @@ class Kernel:
         return self._assemble(args, fresh)
 
     def launch(self, *args):
+        # (With the C++ extension, __init__ replaces this by its launcher.)
         return self._assemble(args, self._cuda(*args))
 
     def fallback(self, *args):
@@ -444,6 +472,8 @@ class Module:
         self.meta = meta
         self.target = meta.target
         self._handles = {}
+        # With the extension, one module per device serves both paths.
+        self._modules = _ext.ModuleSet(str(path)) if _ext else None
         self._namespace = None
         self.kernels = {}
         for name, kmeta in meta.kernels.items():
@@ -467,6 +497,8 @@ class Module:
         return self.kernels[name]
 
     def _handle(self, index):
+        if self._modules is not None:
+            return self._modules.handle(index)
         handle = self._handles.get(index)
         if handle is None:
             with _LOCK:
@@ -514,7 +546,10 @@ def _define(kernel, digest):
     ret = "()" if n == 0 else "Tensor" if n == 1 else \
         "(" + ", ".join(["Tensor"] * n) + ")"
     _LIBRARY.define(f"{name}({', '.join(params)}) -> {ret}")
-    _LIBRARY.impl(name, kernel._cuda, "CUDA")
+    if kernel._ext is not None:
+        kernel._ext.register_cuda(name)
+    else:
+        _LIBRARY.impl(name, kernel._cuda, "CUDA")
     _LIBRARY.impl(name, kernel._cpu, "CPU")
     _register_fake(f"normfuse::{name}", kernel._fake)
     _DEFINED[name] = digest

@@ -18,7 +18,7 @@ _REPO = _PACKAGE.parents[1]
 # for the package used from a source tree, where the two builds of README.md
 # put it: the standalone runtime (GPU machine) and the whole project.
 _CANDIDATES = (
-    _PACKAGE / "libnfruntime.so",
+    _PACKAGE / "libnfruntime.so.0",
     _REPO / "build-runtime" / "libnfruntime.so",
     _REPO / "build" / "lib" / "libnfruntime.so",
 )

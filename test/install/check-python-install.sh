@@ -44,7 +44,7 @@ import normfuse
 src = Path(sys.argv[1])
 package = Path(normfuse.__file__).resolve().parent
 assert src not in package.parents, f"imported the source tree: {package}"
-assert (package / "libnfruntime.so").is_file(), "no library in the package"
+assert (package / "libnfruntime.so.0").is_file(), "no library in the package"
 mod = normfuse.compile(str(src / "examples" / "rmsnorm.mlir"))
 x = torch.randn(4, 5, 96, dtype=torch.bfloat16)
 w = torch.randn(96, dtype=torch.bfloat16)

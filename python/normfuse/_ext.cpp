@@ -1,0 +1,330 @@
+//===- _ext.cpp - the ops' CUDA implementation in C++ ---------------------===//
+//
+// Part of normfuse. An optional torch extension that setup.py builds against
+// the installed torch (with CUDA): it registers each kernel's CUDA
+// implementation with the dispatcher as a boxed C++ kernel and gives
+// Kernel.launch a C++ entry, so that a call costs what one eager torch op
+// costs: no Python frame, no ctypes marshalling. It reads the tensors,
+// allocates the fresh results, and calls nf_launch on the current stream of
+// the tensors' device; every check is the runtime's (planLaunch) but the
+// ones needed to read the call (kinds, dtypes with a code, one device,
+// ranks the result sizes are read from). Without it, the package's ctypes
+// path does the same in Python.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/nf_runtime.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/cuda/EmptyTensor.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/extension.h>
+#include <torch/library.h>
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int kMaxDevices = 64;
+constexpr size_t kMaxValues = 64;
+
+[[noreturn]] void fail(const std::string &message) {
+  // TORCH_CHECK's message reaches Python as the RuntimeError's text; the
+  // package turns texts that start with "error: " into NormfuseError.
+  TORCH_CHECK(false, message);
+}
+
+/// An artifact loaded once per device, on first use there.
+class ModuleSet {
+public:
+  explicit ModuleSet(std::string path) : path(std::move(path)) {
+    for (auto &m : modules)
+      m.store(nullptr, std::memory_order_relaxed);
+  }
+  ~ModuleSet() {
+    for (auto &m : modules)
+      if (nf_module *module = m.load())
+        nf_module_unload(module);
+  }
+
+  nf_module *get(int device) {
+    if (device < 0 || device >= kMaxDevices)
+      fail("error: device index " + std::to_string(device) +
+           " is out of range");
+    if (nf_module *module = modules[device].load(std::memory_order_acquire))
+      return module;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (nf_module *module = modules[device].load())
+      return module;
+    // The device's primary context is current while the module loads, so
+    // the module is that device's (the runtime launches in it after).
+    c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+    char error[1024] = {};
+    nf_module *module = nullptr;
+    if (nf_module_load(path.c_str(), &module, error, sizeof error))
+      fail(std::string("error: ") + error);
+    modules[device].store(module, std::memory_order_release);
+    return module;
+  }
+
+  /// The module's address, for the ctypes path of the same process.
+  int64_t handle(int device) { return reinterpret_cast<int64_t>(get(device)); }
+
+private:
+  std::string path;
+  std::mutex mutex;
+  std::array<std::atomic<nf_module *>, kMaxDevices> modules;
+};
+
+/// What the launcher needs to know of one kernel, from its metadata.
+struct KernelSpec {
+  std::shared_ptr<ModuleSet> modules;
+  std::string name;
+  std::vector<std::string> argNames;
+  std::vector<bool> argIsTensor;
+  /// Per result: the argument it is written into, or -1 (fresh).
+  std::vector<int64_t> inPlace;
+  /// Per fresh result: its dtype and where each of its [B, S, D] sizes
+  /// comes from: (argument, dimension), or (-1, static size).
+  std::vector<at::ScalarType> freshDtypes;
+  std::vector<std::array<std::pair<int64_t, int64_t>, 3>> freshSizes;
+  /// The exception type Kernel.launch raises (normfuse.NormfuseError).
+  pybind11::object errorType;
+};
+
+int dtypeCode(at::ScalarType type) {
+  switch (type) {
+  case at::kFloat:
+    return NF_F32;
+  case at::kHalf:
+    return NF_F16;
+  case at::kBFloat16:
+    return NF_BF16;
+  case at::kChar:
+    return NF_I8;
+  case at::kInt:
+    return NF_I32;
+  case at::kLong:
+    return NF_I64;
+  default:
+    return -1;
+  }
+}
+
+at::ScalarType scalarType(int code) {
+  static const at::ScalarType types[] = {at::kFloat, at::kHalf, at::kBFloat16,
+                                         at::kChar,  at::kInt,  at::kLong};
+  if (code < NF_F32 || code > NF_I64)
+    throw std::invalid_argument("unknown dtype code " + std::to_string(code));
+  return types[code];
+}
+
+void toTensor(const KernelSpec &spec, const char *what, size_t index,
+              const at::Tensor &t, nf_tensor &out) {
+  int code = dtypeCode(t.scalar_type());
+  if (code < 0 || t.dim() > 4)
+    fail("error: kernel '" + spec.name + "': " + what + " " +
+         std::to_string(index) + " has dtype " +
+         std::string(c10::toString(t.scalar_type())) + " and rank " +
+         std::to_string(t.dim()) +
+         "; kernels take f32, f16, bf16, i8, i32 "
+         "or i64 tensors of rank <= 4");
+  out.data = reinterpret_cast<uint64_t>(t.data_ptr());
+  out.dtype = code;
+  out.rank = static_cast<int32_t>(t.dim());
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    out.shape[d] = t.size(d);
+    out.strides[d] = t.stride(d);
+  }
+}
+
+/// Launches `spec`'s kernel on `args`; returns the fresh results.
+std::vector<at::Tensor> launch(const KernelSpec &spec,
+                               c10::ArrayRef<c10::IValue> args) {
+  const size_t numArgs = spec.argNames.size();
+  if (args.size() != numArgs)
+    fail("error: kernel '" + spec.name + "': expected " +
+         std::to_string(numArgs) + " arguments, found " +
+         std::to_string(args.size()));
+  nf_value values[kMaxValues];
+  const at::Tensor *first = nullptr;
+  for (size_t i = 0; i < numArgs; ++i) {
+    const c10::IValue &a = args[i];
+    nf_value &v = values[i];
+    v.is_tensor = spec.argIsTensor[i];
+    if (!spec.argIsTensor[i]) {
+      if (!a.isInt())
+        fail("error: kernel '" + spec.name + "': argument '" +
+             spec.argNames[i] + "' must be a Python int");
+      v.scalar = a.toInt();
+      continue;
+    }
+    if (!a.isTensor())
+      fail("error: kernel '" + spec.name + "': argument '" + spec.argNames[i] +
+           "' must be a tensor");
+    const at::Tensor &t = a.toTensor();
+    if (!first)
+      first = &t;
+    else if (t.device() != first->device())
+      fail("error: kernel '" + spec.name + "': argument '" + spec.argNames[i] +
+           "' is on " + t.device().str() + ", expected " +
+           first->device().str() + " like the arguments before it");
+    toTensor(spec, "argument", i, t, v.tensor);
+  }
+  if (!first || !first->is_cuda())
+    fail("error: kernel '" + spec.name +
+         "': the CUDA implementation needs "
+         "CUDA tensors");
+  const int device = first->get_device();
+
+  std::vector<at::Tensor> fresh;
+  fresh.reserve(spec.freshDtypes.size());
+  for (size_t r = 0; r < spec.freshDtypes.size(); ++r) {
+    int64_t sizes[3];
+    for (int k = 0; k < 3; ++k) {
+      auto [arg, dim] = spec.freshSizes[r][k];
+      if (arg < 0) {
+        sizes[k] = dim;
+        continue;
+      }
+      const at::Tensor &t = args[arg].toTensor();
+      if (dim >= t.dim())
+        fail("error: kernel '" + spec.name + "': argument '" +
+             spec.argNames[arg] + "' has rank " + std::to_string(t.dim()) +
+             ", too few dimensions for its role");
+      sizes[k] = t.size(dim);
+    }
+    // The CUDA allocator directly: at::empty would go through the
+    // dispatcher again, a microsecond per result.
+    fresh.emplace_back(at::detail::empty_cuda({sizes[0], sizes[1], sizes[2]},
+                                              spec.freshDtypes[r],
+                                              first->device(), std::nullopt));
+  }
+  nf_tensor results[kMaxValues];
+  size_t next = 0;
+  for (size_t r = 0; r < spec.inPlace.size(); ++r) {
+    const at::Tensor &t =
+        spec.inPlace[r] >= 0 ? args[spec.inPlace[r]].toTensor() : fresh[next++];
+    toTensor(spec, "result", r, t, results[r]);
+  }
+  nf_module *module = spec.modules->get(device);
+  cudaStream_t stream =
+      c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device))
+          .stream();
+  char error[1024];
+  if (nf_launch(module, spec.name.c_str(), values, numArgs, results,
+                spec.inPlace.size(), stream, error, sizeof error))
+    fail(std::string("error: ") + error);
+  return fresh;
+}
+
+/// The boxed kernel the dispatcher calls for the op's CUDA key.
+class BoxedLaunch final : public c10::OperatorKernel {
+public:
+  explicit BoxedLaunch(std::shared_ptr<KernelSpec> spec)
+      : spec(std::move(spec)) {}
+  void operator()(const c10::OperatorHandle &, c10::DispatchKeySet,
+                  torch::jit::Stack *stack) {
+    size_t n = spec->argNames.size();
+    std::vector<at::Tensor> fresh = launch(*spec, torch::jit::last(*stack, n));
+    torch::jit::drop(*stack, n);
+    for (at::Tensor &t : fresh)
+      stack->emplace_back(std::move(t));
+  }
+
+private:
+  std::shared_ptr<KernelSpec> spec;
+};
+
+/// The registrations made so far; they last as long as the process.
+std::vector<std::unique_ptr<torch::Library>> &libraries() {
+  static std::vector<std::unique_ptr<torch::Library>> all;
+  return all;
+}
+
+} // namespace
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  namespace py = pybind11;
+  py::class_<ModuleSet, std::shared_ptr<ModuleSet>>(m, "ModuleSet")
+      .def(py::init<std::string>())
+      .def("handle", &ModuleSet::handle, py::arg("device"));
+  py::class_<KernelSpec, std::shared_ptr<KernelSpec>>(m, "Kernel")
+      .def(py::init(
+          [](std::shared_ptr<ModuleSet> modules, std::string name,
+             std::vector<std::string> argNames, std::vector<bool> argIsTensor,
+             std::vector<int64_t> inPlace, std::vector<int> freshCodes,
+             std::vector<std::vector<std::pair<int64_t, int64_t>>> freshSizes,
+             py::object errorType) {
+            auto spec = std::make_shared<KernelSpec>();
+            if (argNames.size() > kMaxValues || inPlace.size() > kMaxValues ||
+                argIsTensor.size() != argNames.size() ||
+                freshSizes.size() != freshCodes.size())
+              throw std::invalid_argument("malformed kernel description");
+            spec->modules = std::move(modules);
+            spec->errorType = std::move(errorType);
+            spec->name = std::move(name);
+            spec->argNames = std::move(argNames);
+            spec->argIsTensor = std::move(argIsTensor);
+            spec->inPlace = std::move(inPlace);
+            for (int code : freshCodes)
+              spec->freshDtypes.push_back(scalarType(code));
+            for (auto &sizes : freshSizes) {
+              if (sizes.size() != 3)
+                throw std::invalid_argument("a result has three sizes");
+              spec->freshSizes.push_back({sizes[0], sizes[1], sizes[2]});
+            }
+            return spec;
+          }))
+      // Kernel.launch itself: the results in the IR's order (in-place ones
+      // are their arguments), one tensor or a tuple; errors raise the
+      // package's NormfuseError.
+      .def("launch",
+           [](const KernelSpec &spec, py::args args) -> py::object {
+             c10::SmallVector<c10::IValue, 16> values;
+             for (py::handle a : args) {
+               if (THPVariable_Check(a.ptr()))
+                 values.emplace_back(THPVariable_Unpack(a.ptr()));
+               else if (PyLong_Check(a.ptr()))
+                 values.emplace_back(a.cast<int64_t>());
+               else
+                 values.emplace_back(); // refused by launch()
+             }
+             std::vector<at::Tensor> fresh;
+             try {
+               fresh = launch(spec, values);
+             } catch (const c10::Error &e) {
+               PyErr_SetString(spec.errorType.ptr(),
+                               e.what_without_backtrace());
+               throw py::error_already_set();
+             }
+             size_t n = spec.inPlace.size(), next = 0;
+             if (n == 1 && spec.inPlace[0] < 0)
+               return py::cast(std::move(fresh[0]));
+             py::tuple out(n);
+             for (size_t r = 0; r < n; ++r)
+               out[r] = spec.inPlace[r] >= 0
+                            ? py::reinterpret_borrow<py::object>(
+                                  args[spec.inPlace[r]])
+                            : py::cast(std::move(fresh[next++]));
+             if (n == 1)
+               return out[0];
+             return std::move(out);
+           })
+      // Registers the kernel as the CUDA implementation of normfuse::<op>.
+      .def("register_cuda", [](std::shared_ptr<KernelSpec> spec,
+                               const std::string &op) {
+        auto library = std::make_unique<torch::Library>(
+            torch::Library::IMPL, "normfuse", c10::DispatchKey::CUDA, __FILE__,
+            __LINE__);
+        library->impl(op.c_str(), torch::CppFunction::makeFromBoxedFunctor(
+                                      std::make_unique<BoxedLaunch>(spec)));
+        libraries().push_back(std::move(library));
+      });
+}
