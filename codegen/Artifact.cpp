@@ -140,7 +140,16 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
     if (failed(variants))
       return failure();
     ChainAnalysis chains(kernel);
-    os << "kernel " << kernel.getSymName() << "\n";
+    // A kernel of a --types build: its public name, its symbol, and the
+    // dtypes it was built for.
+    auto publicName =
+        kernel->getAttrOfType<StringAttr>(getPublicNameAttrName());
+    auto types = kernel->getAttrOfType<StringAttr>(getTypesAttrName());
+    os << "kernel "
+       << (publicName ? publicName.getValue() : kernel.getSymName()) << "\n";
+    if (publicName && types)
+      os << "symbol " << kernel.getSymName() << "\ntypes " << types.getValue()
+         << "\n";
     std::optional<int64_t> d = getStaticRowLength(kernel);
     os << "row_length " << (d ? std::to_string(*d) : "?") << "\n";
     for (VariantAttr variant : *variants) {

@@ -21,4 +21,12 @@
 #define GET_OP_CLASSES
 #include "dialect/NfOps.h.inc"
 
+namespace mlir::nf {
+/// On a kernel built for one combination of type parameters (nf-compile
+/// --types): the name the user wrote (the symbol is <name>__<types>), and
+/// the combination ("act=bf16 w=f32"). The artifact writer reads both.
+inline StringRef getPublicNameAttrName() { return "nf.public_name"; }
+inline StringRef getTypesAttrName() { return "nf.types"; }
+} // namespace mlir::nf
+
 #endif // NF_DIALECT_NFOPS_H

@@ -13,21 +13,24 @@
 // residual the next layer reads. (Quack's kernel normalizes the f32 sum
 // before rounding it for storage; the two differ by far less than the bf16
 // tolerance.) The norm and the weight multiply are f32; y is rounded once.
+// The activation type: `nf-compile --types act=bf16,f16,f32` builds all three
+// into one artifact (the runtime picks by the tensors' dtypes).
+!act = bf16
 nf.kernel @fused_add_rmsnorm(
-    %x: tensor<?x?x?xbf16>, %residual: tensor<?x?x?xbf16>,
-    %weight: tensor<?xbf16>)
-    -> (tensor<?x?x?xbf16>, tensor<?x?x?xbf16> {nf.in_place = 1 : i64}) {
-  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
-  %resb = nf.load %residual [B, S, D] : tensor<?x?x?xbf16>
-  %wb = nf.load %weight [D] : tensor<?xbf16>
-  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
-  %resf = nf.cast %resb : !nf.row<bf16> to !nf.row<f32>
-  %wf = nf.cast %wb : !nf.row<bf16> to !nf.row<f32>
+    %x: tensor<?x?x?x!act>, %residual: tensor<?x?x?x!act>,
+    %weight: tensor<?x!act>)
+    -> (tensor<?x?x?x!act>, tensor<?x?x?x!act> {nf.in_place = 1 : i64}) {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?x!act>
+  %resb = nf.load %residual [B, S, D] : tensor<?x?x?x!act>
+  %wb = nf.load %weight [D] : tensor<?x!act>
+  %xf = nf.cast %xb : !nf.row<!act> to !nf.row<f32>
+  %resf = nf.cast %resb : !nf.row<!act> to !nf.row<f32>
+  %wf = nf.cast %wb : !nf.row<!act> to !nf.row<f32>
   %r = nf.add %xf, %resf : !nf.row<f32>
   // The rounding point: r as stored in the residual stream.
-  %rb = nf.cast %r : !nf.row<f32> to !nf.row<bf16>
-  %rr = nf.cast %rb : !nf.row<bf16> to !nf.row<f32>
+  %rb = nf.cast %r : !nf.row<f32> to !nf.row<!act>
+  %rr = nf.cast %rb : !nf.row<!act> to !nf.row<f32>
   %y = nf.rms_norm %rr weight %wf eps 1.0e-6 : !nf.row<f32>
-  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
-  nf.return %yb, %rb : !nf.row<bf16>, !nf.row<bf16>
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<!act>
+  nf.return %yb, %rb : !nf.row<!act>, !nf.row<!act>
 }

@@ -7,14 +7,17 @@
 // Rounding: x is widened to f32 (exact); mean, centred variance, scaling,
 // weight and bias are f32; y is rounded to bf16 once (what
 // F.layer_norm(x.float(), ..., weight, bias).to(bf16) computes).
-nf.kernel @layernorm(%x: tensor<?x?x?xbf16>, %weight: tensor<?xf32>,
+// The activation type: `nf-compile --types act=bf16,f16,f32` builds all three
+// into one artifact (the runtime picks by the tensors' dtypes).
+!act = bf16
+nf.kernel @layernorm(%x: tensor<?x?x?x!act>, %weight: tensor<?xf32>,
                      %bias: tensor<?xf32>)
-    -> tensor<?x?x?xbf16> {
-  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+    -> tensor<?x?x?x!act> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?x!act>
   %w = nf.load %weight [D] : tensor<?xf32>
   %b = nf.load %bias [D] : tensor<?xf32>
-  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %xf = nf.cast %xb : !nf.row<!act> to !nf.row<f32>
   %y = nf.layer_norm %xf weight %w bias %b eps 1.0e-6 : !nf.row<f32>
-  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
-  nf.return %yb : !nf.row<bf16>
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<!act>
+  nf.return %yb : !nf.row<!act>
 }

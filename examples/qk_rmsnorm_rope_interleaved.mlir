@@ -13,29 +13,32 @@
 // Rounding: the normalized row stays f32 through the rotation and is rounded
 // to bf16 once, as the fused kernel keeps it in registers (the split path,
 // QK norm kernel then RoPE kernel, rounds to bf16 in between).
+// The activation type: `nf-compile --types act=bf16,f16` builds both
+// into one artifact (the runtime picks by the tensors' dtypes).
+!act = bf16
 nf.kernel @qk_rmsnorm_rope_interleaved(
-    %q: tensor<?x?x128xbf16>, %k: tensor<?x?x128xbf16>,
-    %wq: tensor<128xbf16>, %wk: tensor<128xbf16>,
+    %q: tensor<?x?x128x!act>, %k: tensor<?x?x128x!act>,
+    %wq: tensor<128x!act>, %wk: tensor<128x!act>,
     %cos_sin: tensor<?x128xf32>, %positions: tensor<?xi64>, %offset: i64)
-    -> (tensor<?x?x128xbf16> {nf.in_place = 0 : i64},
-        tensor<?x?x128xbf16> {nf.in_place = 1 : i64}) {
+    -> (tensor<?x?x128x!act> {nf.in_place = 0 : i64},
+        tensor<?x?x128x!act> {nf.in_place = 1 : i64}) {
   // Q chain.
-  %qb = nf.load %q [B, S, D] : tensor<?x?x128xbf16>
-  %wqb = nf.load %wq [D] : tensor<128xbf16>
-  %qf = nf.cast %qb : !nf.row<bf16> to !nf.row<f32>
-  %wqf = nf.cast %wqb : !nf.row<bf16> to !nf.row<f32>
+  %qb = nf.load %q [B, S, D] : tensor<?x?x128x!act>
+  %wqb = nf.load %wq [D] : tensor<128x!act>
+  %qf = nf.cast %qb : !nf.row<!act> to !nf.row<f32>
+  %wqf = nf.cast %wqb : !nf.row<!act> to !nf.row<f32>
   %qn = nf.rms_norm %qf weight %wqf eps 1.0e-6 : !nf.row<f32>
   %qr = nf.rope interleaved %qn, %cos_sin[%positions + %offset] rotary 128
       : !nf.row<f32>, tensor<?x128xf32>, tensor<?xi64>, i64
-  %qo = nf.cast %qr : !nf.row<f32> to !nf.row<bf16>
+  %qo = nf.cast %qr : !nf.row<f32> to !nf.row<!act>
   // K chain: shares only kernel arguments (cache, positions) with Q.
-  %kb = nf.load %k [B, S, D] : tensor<?x?x128xbf16>
-  %wkb = nf.load %wk [D] : tensor<128xbf16>
-  %kf = nf.cast %kb : !nf.row<bf16> to !nf.row<f32>
-  %wkf = nf.cast %wkb : !nf.row<bf16> to !nf.row<f32>
+  %kb = nf.load %k [B, S, D] : tensor<?x?x128x!act>
+  %wkb = nf.load %wk [D] : tensor<128x!act>
+  %kf = nf.cast %kb : !nf.row<!act> to !nf.row<f32>
+  %wkf = nf.cast %wkb : !nf.row<!act> to !nf.row<f32>
   %kn = nf.rms_norm %kf weight %wkf eps 1.0e-6 : !nf.row<f32>
   %kr = nf.rope interleaved %kn, %cos_sin[%positions + %offset] rotary 128
       : !nf.row<f32>, tensor<?x128xf32>, tensor<?xi64>, i64
-  %ko = nf.cast %kr : !nf.row<f32> to !nf.row<bf16>
-  nf.return %qo, %ko : !nf.row<bf16>, !nf.row<bf16>
+  %ko = nf.cast %kr : !nf.row<f32> to !nf.row<!act>
+  nf.return %qo, %ko : !nf.row<!act>, !nf.row<!act>
 }

@@ -8,13 +8,16 @@
 // the scaling and the weight multiply are f32, and y is rounded to bf16 once
 // (what Quack's kernel and torch.compile of
 // `(x.float() * rsqrt(mean(x.float()^2) + eps) * w.float()).to(bf16)` do).
-nf.kernel @rmsnorm(%x: tensor<?x?x?xbf16>, %weight: tensor<?xbf16>)
-    -> tensor<?x?x?xbf16> {
-  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
-  %wb = nf.load %weight [D] : tensor<?xbf16>
-  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
-  %wf = nf.cast %wb : !nf.row<bf16> to !nf.row<f32>
+// The activation type: `nf-compile --types act=bf16,f16,f32` builds all three
+// into one artifact (the runtime picks by the tensors' dtypes).
+!act = bf16
+nf.kernel @rmsnorm(%x: tensor<?x?x?x!act>, %weight: tensor<?x!act>)
+    -> tensor<?x?x?x!act> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?x!act>
+  %wb = nf.load %weight [D] : tensor<?x!act>
+  %xf = nf.cast %xb : !nf.row<!act> to !nf.row<f32>
+  %wf = nf.cast %wb : !nf.row<!act> to !nf.row<f32>
   %y = nf.rms_norm %xf weight %wf eps 1.0e-6 : !nf.row<f32>
-  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
-  nf.return %yb : !nf.row<bf16>
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<!act>
+  nf.return %yb : !nf.row<!act>
 }

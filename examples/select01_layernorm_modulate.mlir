@@ -9,24 +9,27 @@
 // Rounding: LayerNorm and modulation in f32 (scale and shift are widened,
 // exactly), y rounded to bf16 once. gate_out is the selected gate copied
 // without conversion: it forms a chain of its own (no data flow to y).
+// The activation type: `nf-compile --types act=bf16,f16,f32` builds all three
+// into one artifact (the runtime picks by the tensors' dtypes).
+!act = bf16
 nf.kernel @select01_layernorm_modulate(
-    %x: tensor<?x?x?xbf16>, %index: tensor<?x?xi32>,
-    %scale0: tensor<?x?xbf16>, %shift0: tensor<?x?xbf16>,
-    %gate0: tensor<?x?xbf16>, %scale1: tensor<?x?xbf16>,
-    %shift1: tensor<?x?xbf16>, %gate1: tensor<?x?xbf16>)
-    -> (tensor<?x?x?xbf16>, tensor<?x?x?xbf16>) {
-  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+    %x: tensor<?x?x?x!act>, %index: tensor<?x?xi32>,
+    %scale0: tensor<?x?x!act>, %shift0: tensor<?x?x!act>,
+    %gate0: tensor<?x?x!act>, %scale1: tensor<?x?x!act>,
+    %shift1: tensor<?x?x!act>, %gate1: tensor<?x?x!act>)
+    -> (tensor<?x?x?x!act>, tensor<?x?x?x!act>) {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?x!act>
   %scb = nf.select_load %index, %scale0, %scale1 [B, D]
-      : tensor<?x?xi32>, tensor<?x?xbf16>
+      : tensor<?x?xi32>, tensor<?x?x!act>
   %shb = nf.select_load %index, %shift0, %shift1 [B, D]
-      : tensor<?x?xi32>, tensor<?x?xbf16>
-  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
-  %sc = nf.cast %scb : !nf.row<bf16> to !nf.row<f32>
-  %sh = nf.cast %shb : !nf.row<bf16> to !nf.row<f32>
+      : tensor<?x?xi32>, tensor<?x?x!act>
+  %xf = nf.cast %xb : !nf.row<!act> to !nf.row<f32>
+  %sc = nf.cast %scb : !nf.row<!act> to !nf.row<f32>
+  %sh = nf.cast %shb : !nf.row<!act> to !nf.row<f32>
   %n = nf.layer_norm %xf eps 1.0e-6 : !nf.row<f32>
   %y = nf.modulate %n, %sc, %sh : !nf.row<f32>
-  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<!act>
   %g = nf.select_load %index, %gate0, %gate1 [B, D]
-      : tensor<?x?xi32>, tensor<?x?xbf16>
-  nf.return %yb, %g : !nf.row<bf16>, !nf.row<bf16>
+      : tensor<?x?xi32>, tensor<?x?x!act>
+  nf.return %yb, %g : !nf.row<!act>, !nf.row<!act>
 }

@@ -296,6 +296,10 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
           !parseInt(w[22], v.stageBytesPerElement))
         return fail("malformed variant");
       kernel->variants.push_back(v);
+    } else if (key == "symbol" && need(2)) {
+      kernel->symbol = w[1];
+    } else if (key == "types" && w.size() >= 2) {
+      kernel->types = line.substr(line.find("types") + 6);
     } else if (key == "row_length" && need(2)) {
       if (w[1] == "?")
         kernel->rowLength = -1;
@@ -341,6 +345,16 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
     } else if (key == "end" && need(1)) {
       if (std::string problem = checkKernel(*kernel); !problem.empty())
         return fail("kernel '" + kernel->name + "': " + problem);
+      // Several kernels of one name only as the combinations of a --types
+      // build: each with its own, and the same arguments and results.
+      for (const KernelInfo &other : artifact.kernels)
+        if (&other != kernel && other.name == kernel->name &&
+            (kernel->types.empty() || other.types == kernel->types ||
+             other.args.size() != kernel->args.size() ||
+             other.results.size() != kernel->results.size()))
+          return fail("kernel '" + kernel->name +
+                      "' appears twice, not as two dtype combinations of "
+                      "one kernel");
       kernel = nullptr;
     } else {
       return fail("unexpected '" + line + "'");

@@ -75,6 +75,10 @@ struct VariantInfo {
 
 struct KernelInfo {
   std::string name;
+  /// A kernel of a `nf-compile --types` build: one KernelInfo per
+  /// combination, all with the same name; its symbol (the fallback's name,
+  /// <name>__<types>) and combination ("act=bf16 w=f32"). Empty otherwise.
+  std::string symbol, types;
   int64_t rowLength = -1; ///< static D, or -1
   /// In the order the runtime tries them: it launches the first whose
   /// guard holds.
@@ -97,6 +101,8 @@ struct Artifact {
   /// from a body without one (parseArtifact).
   std::string digest;
 
+  /// The first kernel named `name` (of a --types build: its first
+  /// combination; Module::launch picks by dtypes).
   const KernelInfo *findKernel(const std::string &name) const;
 };
 

@@ -107,6 +107,8 @@ std::string nf::rt::describeArtifact(const Artifact &artifact) {
   for (const KernelInfo &k : artifact.kernels) {
     w.open('{');
     w.field("name", k.name);
+    w.field("symbol", k.symbol.empty() ? k.name : k.symbol);
+    w.field("types", k.types);
     w.field("row_length", k.rowLength);
     w.field("num_chains", int64_t(k.numChains));
     w.key("args");

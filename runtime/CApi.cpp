@@ -220,11 +220,16 @@ extern "C" int nf_artifact_check(const nf_artifact *artifact,
                                  packedSize, numArgs, numResults, call),
                       error, size))
     return rc;
-  const KernelInfo *info = artifact->artifact.findKernel(kernel);
-  if (!info)
-    return report(Status::error(std::string("no kernel '") + kernel +
-                                "' in the artifact"),
-                  error, size);
+  std::vector<const KernelInfo *> kernels;
+  for (const KernelInfo &k : artifact->artifact.kernels)
+    kernels.push_back(&k);
+  size_t index;
+  if (int rc = report(selectKernel(kernel, kernels.data(), kernels.size(),
+                                   call.values, numArgs, call.outs, numResults,
+                                   index),
+                      error, size))
+    return rc;
+  const KernelInfo *info = kernels[index];
   LaunchPlan plan;
   return report(
       planLaunch(*info, call.values, numArgs, call.outs, numResults, plan),

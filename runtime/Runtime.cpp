@@ -478,9 +478,61 @@ Status Module::load(const Artifact &artifact, std::unique_ptr<Module> &out) {
                              std::to_string(fn.registers) + " registers)");
     }
     module->entries.push_back(std::move(entry));
+    module->infos.push_back(&info);
   }
   out = std::move(module);
   return Status();
+}
+
+bool nf::rt::matchesDtypes(const KernelInfo &kernel, const Value *args,
+                           size_t numArgs, const Tensor *results,
+                           size_t numResults) {
+  for (size_t i = 0; i < numArgs && i < kernel.args.size(); ++i)
+    if (kernel.args[i].isTensor && args[i].isTensor &&
+        args[i].tensor.dtype != kernel.args[i].dtype)
+      return false;
+  for (size_t r = 0; r < numResults && r < kernel.results.size(); ++r)
+    if (results[r].dtype != kernel.results[r].dtype)
+      return false;
+  return true;
+}
+
+Status nf::rt::selectKernel(const char *name, const KernelInfo *const *kernels,
+                            size_t count, const Value *args, size_t numArgs,
+                            const Tensor *results, size_t numResults,
+                            size_t &index) {
+  size_t found = 0, first = 0;
+  for (size_t k = 0; k < count; ++k) {
+    if (kernels[k]->name != name)
+      continue;
+    if (found++ == 0)
+      first = k;
+    if (kernels[k]->types.empty() ||
+        matchesDtypes(*kernels[k], args, numArgs, results, numResults)) {
+      index = k;
+      return Status();
+    }
+  }
+  if (found == 0)
+    return Status::error(std::string("no kernel '") + name +
+                         "' in the artifact");
+  // Built for other dtypes: say which, and what the call has.
+  const KernelInfo &kernel = *kernels[first];
+  std::string built, call;
+  for (size_t k = 0; k < count; ++k)
+    if (kernels[k]->name == name)
+      built += (built.empty() ? "" : "; ") + kernels[k]->types;
+  for (size_t i = 0; i < numArgs && i < kernel.args.size(); ++i)
+    if (args[i].isTensor)
+      call += (call.empty() ? "" : ", ") + kernel.args[i].name + ": " +
+              dtypeName(args[i].tensor.dtype);
+  for (size_t r = 0; r < numResults; ++r)
+    call += (call.empty() ? "" : ", ") + std::string("result ") +
+            std::to_string(r) + ": " + dtypeName(results[r].dtype);
+  return Status::error("kernel '" + std::string(name) +
+                       "' was not built for the dtypes of this call (" + call +
+                       "); it was built for " + built +
+                       " (nf-compile --types)");
 }
 
 Module::~Module() {
@@ -501,13 +553,12 @@ const FunctionInfo *Module::getFunctionInfo(const std::string &kernel,
 Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
                       const Tensor *results, size_t numResults, CUstream stream,
                       LaunchPlan *planOut) const {
-  const Entry *entry = nullptr;
-  for (const Entry &e : entries)
-    if (e.info->name == kernel)
-      entry = &e;
-  if (!entry)
-    return Status::error(std::string("no kernel '") + kernel +
-                         "' in the artifact");
+  size_t index;
+  if (Status s = selectKernel(kernel, infos.data(), infos.size(), args, numArgs,
+                              results, numResults, index);
+      !s)
+    return s;
+  const Entry *entry = &entries[index];
   LaunchPlan local;
   LaunchPlan &plan = planOut ? *planOut : local;
   if (Status s =

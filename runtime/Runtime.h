@@ -92,6 +92,20 @@ int getDimLetters(const ArgumentInfo &arg, const char *const *&letters);
 Status planLaunch(const KernelInfo &kernel, const Value *args, size_t numArgs,
                   const Tensor *results, size_t numResults, LaunchPlan &plan);
 
+/// Whether the call's tensors have the dtypes `kernel` was built for (its
+/// tensor arguments' and results'; counts and kinds are planLaunch's).
+bool matchesDtypes(const KernelInfo &kernel, const Value *args, size_t numArgs,
+                   const Tensor *results, size_t numResults);
+
+/// Of `kernels` (every kernel of an artifact), the one named `name` that
+/// serves the call: the only one, or of the combinations of a
+/// `nf-compile --types` build the first whose dtypes the call's tensors
+/// have. Errors name the kernel, or the combinations built and the call's
+/// dtypes. Allocates only to say why it fails.
+Status selectKernel(const char *name, const KernelInfo *const *kernels,
+                    size_t count, const Value *args, size_t numArgs,
+                    const Tensor *results, size_t numResults, size_t &index);
+
 /// Per-function resource use, read after loading.
 struct FunctionInfo {
   CUfunction function = nullptr;
@@ -139,6 +153,7 @@ private:
     std::vector<FunctionInfo> variants; ///< as KernelInfo::variants
   };
   std::vector<Entry> entries;
+  std::vector<const KernelInfo *> infos; ///< entries' infos, for selectKernel
 };
 
 /// A process-wide cache of modules by artifact path, safe to use from

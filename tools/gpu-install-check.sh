@@ -44,4 +44,10 @@ echo "== host time per call"
 art=$repo/gpu-py/test/fused_add_gate_norm.nfa
 "$py" "$repo/bench/host_time.py" "$art" --json "$out/host-ext.json" || status=1
 NF_NO_EXTENSION=1 "$py" "$repo/bench/host_time.py" "$art" --json "$out/host-ctypes.json" || status=1
+# The same kernel built for five dtype combinations (--types): the cost of
+# picking one by the tensors' dtypes.
+types=$repo/gpu-py/test/fused_add_gate_norm_types.nfa
+if [ -f "$types" ]; then
+  "$py" "$repo/bench/host_time.py" "$types" --json "$out/host-ext-types.json" || status=1
+fi
 exit $status

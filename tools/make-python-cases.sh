@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds, on the CPU machine, the artifacts the Python package's GPU tests and
 # bench/bench.py use (the GPU machine has no MLIR): gpu-py/test/ (every
-# example with D dynamic, plus f16/f32 copies of one) and gpu-py/bench/ (the
+# example with D dynamic, plus two built for every dtype combination with
+# --types) and gpu-py/bench/ (the
 # seed cases of ANCHORS.md with D fixed). Each artifact carries the cubin for
 # SM (default sm_90) and the generated PyTorch fallback.
 #
@@ -17,10 +18,10 @@ nfc() { "$bin/nf-compile" --sm "$sm" --cubin "$@"; }
 for ex in examples/*.mlir; do
   nfc "$ex" -o "$out/test/$(basename "$ex" .mlir).nfa"
 done
-for dt in f16 f32; do
-  src="$out/src/scale_residual_layernorm_scale_shift_$dt.mlir"
-  sed "s/bf16/$dt/g" examples/scale_residual_layernorm_scale_shift.mlir > "$src"
-  nfc "$src" -o "$out/test/scale_residual_layernorm_scale_shift_$dt.nfa"
+# Every dtype combination of two seeds in one artifact each (--types).
+for name in scale_residual_layernorm_scale_shift fused_add_gate_norm; do
+  nfc "examples/$name.mlir" --types act=bf16,f16,f32 --types mod=f32,act \
+    -o "$out/test/${name}_types.nfa"
 done
 
 nfc examples/scale_residual_layernorm_scale_shift.mlir --dim D=1536 -o "$out/bench/bench_srn_bf16_D1536.nfa"

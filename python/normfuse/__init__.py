@@ -115,7 +115,7 @@ class Kernel:
     Both return the results in the IR's order: one tensor, or a tuple.
     """
 
-    def __init__(self, module, meta, op_name):
+    def __init__(self, module, meta, op_name, combination=False):
         self._module = module
         self.meta = meta
         self.name = meta.name
@@ -130,17 +130,36 @@ class Kernel:
         self._size_sources = [_size_sources(meta, r) for r in self._fresh]
         self._fallback = None
         self._fast = None  # made at the first CUDA call
-        self._ext = None
+        self._dtype_key = tuple(_NF_TORCH[a.dtype] for a in meta.args
+                                if a.is_tensor)
+        # A --types build: one Kernel per dtype combination, this one
+        # dispatching to them by the tensors' dtypes.
+        self._combos = None
+        if not combination and len(meta.combos) > 1:
+            self._combos = [Kernel(module, c, op_name, combination=True)
+                            for c in meta.combos]
+            self._by_dtypes = {}
+            for c in self._combos:
+                self._by_dtypes.setdefault(c._dtype_key, c)
+        self._spec = None  # the extension's description of this kernel
         if module._modules is not None and \
                 all(src is not None for src in self._size_sources):
-            self._ext = _ext.Kernel(
+            self._spec = _ext.Kernel(
                 module._modules, meta.name, [a.name for a in meta.args],
                 [a.is_tensor for a in meta.args],
                 [r.in_place for r in meta.results],
                 [_TORCH_CODES[_NF_TORCH[r.dtype]] for r in self._fresh],
                 [[(-1, src) if isinstance(src, int) else src
                   for src in sources] for sources in self._size_sources],
-                NormfuseError)
+                NormfuseError,
+                [_TORCH_CODES[_NF_TORCH[a.dtype]] if a.is_tensor else -1
+                 for a in meta.args],
+                meta.types)
+        self._ext = None
+        specs = [c._spec for c in self._combos] if self._combos \
+            else [self._spec]
+        if not combination and all(spec is not None for spec in specs):
+            self._ext = _ext.Dispatch(specs)
             # The extension's launch is Kernel.launch itself: no Python
             # frame between the caller and the C++ launcher.
             self.launch = self._ext.launch
@@ -169,6 +188,8 @@ class Kernel:
     def fallback(self, *args):
         """The generated PyTorch function itself (any device); all results
         fresh, nothing written in place."""
+        if self._combos:
+            return self._select(args).fallback(*args)
         return self._fallback_fn()(*args)
 
     def _assemble(self, args, fresh):
@@ -187,6 +208,22 @@ class Kernel:
         if len(outs) == 1:
             return outs[0]
         return tuple(outs) if outs else None
+
+    def _select(self, args):
+        """The combination of a --types build for the tensors' dtypes."""
+        self._check_count(args)
+        key = tuple(a.dtype if isinstance(a, torch.Tensor) else None
+                    for a, info in zip(args, self.meta.args) if info.is_tensor)
+        combo = self._by_dtypes.get(key)
+        if combo is None:
+            call = ", ".join(
+                f"{info.name}: {_nf_name(a.dtype)}"
+                for a, info in zip(args, self.meta.args)
+                if info.is_tensor and isinstance(a, torch.Tensor))
+            built = "; ".join(c.meta.types for c in self._combos)
+            self._fail(f"was not built for the dtypes of this call ({call}); "
+                       f"it was built for {built} (nf-compile --types)")
+        return combo
 
     # -- sizes and checks shared by every implementation --------------------
     def _fail(self, message):
@@ -222,6 +259,8 @@ class Kernel:
         """Dtype, kind and rank of every argument: the part of the runtime's
         checks that needs no data pointer (used by the fake implementation,
         whose tensors have none)."""
+        if self._combos:
+            return self._select(args)._check_light(args)
         self._check_count(args)
         for a, info in zip(args, self.meta.args):
             if not info.is_tensor:
@@ -297,6 +336,8 @@ class Kernel:
 
     # -- implementations ---------------------------------------------------
     def _cuda(self, *args):
+        if self._combos:
+            return self._select(args)._cuda(*args)
         fast = self._fast
         if fast is None:
             fast = self._fast = _make_fast_launcher(self)
@@ -328,6 +369,8 @@ class Kernel:
         return self._ret(outs)
 
     def _cpu(self, *args):
+        if self._combos:
+            return self._select(args)._cpu(*args)
         self._check_count(args)
         device = self._first_device(args)
         outs, results = self._allocate(args, device)
@@ -348,6 +391,8 @@ class Kernel:
         return self._ret(outs)
 
     def _fake(self, *args):
+        if self._combos:
+            return self._select(args)._fake(*args)
         self._check_light(args)
         shapes = self._result_shapes(args)
         if shapes is None:
@@ -358,7 +403,8 @@ class Kernel:
 
     def _fallback_fn(self):
         if self._fallback is None:
-            self._fallback = self._module._fallback(self.name)
+            self._fallback = self._module._fallback(self.meta.symbol or
+                                                    self.name)
         return self._fallback
 
     def __repr__(self):

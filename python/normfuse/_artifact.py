@@ -65,6 +65,10 @@ class KernelMeta:
     num_chains: int = 0
     args: List[Argument] = field(default_factory=list)
     results: List[Result] = field(default_factory=list)
+    symbol: str = ""  # the fallback's name (<name>__<types> for --types)
+    types: str = ""  # its dtype combination ("act=bf16 w=f32") or ""
+    # Every combination of a --types build (this one first); [self] else.
+    combos: List["KernelMeta"] = field(default_factory=list)
 
 
 @dataclass
@@ -94,14 +98,18 @@ def read_artifact(path) -> ArtifactMeta:
                         digest=data["digest"], handle=handle)
     for k in data["kernels"]:
         kernel = KernelMeta(name=k["name"], row_length=k["row_length"],
-                            num_chains=k["num_chains"])
+                            num_chains=k["num_chains"], symbol=k["symbol"],
+                            types=k["types"])
         kernel.args = [Argument(a["index"], a["name"], a["is_tensor"],
                                 a["dtype"], a["shape"], a["role"], a["bcast"],
                                 a["chains"]) for a in k["args"]]
         kernel.results = [Result(r["index"], r["dtype"], r["shape"],
                                  r["chain"], r["in_place"])
                           for r in k["results"]]
-        meta.kernels[kernel.name] = kernel
+        # The combinations of a --types build share a name: the first
+        # stands for them all and lists them.
+        first = meta.kernels.setdefault(kernel.name, kernel)
+        first.combos.append(kernel)
     if not meta.kernels:
         raise ArtifactError(f"error: artifact '{path}' has no kernel")
     return meta

@@ -96,6 +96,15 @@ struct KernelSpec {
   std::vector<std::array<std::pair<int64_t, int64_t>, 3>> freshSizes;
   /// The exception type Kernel.launch raises (normfuse.NormfuseError).
   pybind11::object errorType;
+  /// The dtype code of each argument it was built for (-1: a scalar), and
+  /// its combination of an `nf-compile --types` build ("act=bf16").
+  std::vector<int> argCodes;
+  std::string types;
+};
+
+/// The kernels of one name: one, or one per dtype combination.
+struct Dispatch {
+  std::vector<std::shared_ptr<KernelSpec>> specs;
 };
 
 int dtypeCode(at::ScalarType type) {
@@ -142,6 +151,34 @@ void toTensor(const KernelSpec &spec, const char *what, size_t index,
     out.shape[d] = t.size(d);
     out.strides[d] = t.stride(d);
   }
+}
+
+/// The kernel of `dispatch` built for the dtypes of `args`' tensors (the
+/// only one: the runtime checks its dtypes).
+const KernelSpec &choose(const Dispatch &dispatch,
+                         c10::ArrayRef<c10::IValue> args) {
+  if (dispatch.specs.size() == 1)
+    return *dispatch.specs[0];
+  for (const auto &spec : dispatch.specs) {
+    bool match = args.size() == spec->argCodes.size();
+    for (size_t i = 0; match && i < args.size(); ++i)
+      if (spec->argCodes[i] >= 0 && args[i].isTensor())
+        match =
+            dtypeCode(args[i].toTensor().scalar_type()) == spec->argCodes[i];
+    if (match)
+      return *spec;
+  }
+  const KernelSpec &first = *dispatch.specs[0];
+  std::string call, built;
+  for (size_t i = 0; i < args.size() && i < first.argNames.size(); ++i)
+    if (args[i].isTensor())
+      call += (call.empty() ? "" : ", ") + first.argNames[i] + ": " +
+              std::string(c10::toString(args[i].toTensor().scalar_type()));
+  for (const auto &spec : dispatch.specs)
+    built += (built.empty() ? "" : "; ") + spec->types;
+  fail("error: kernel '" + first.name +
+       "' was not built for the dtypes of this call (" + call +
+       "); it was built for " + built + " (nf-compile --types)");
 }
 
 /// Launches `spec`'s kernel on `args`; returns the fresh results.
@@ -227,19 +264,20 @@ std::vector<at::Tensor> launch(const KernelSpec &spec,
 /// The boxed kernel the dispatcher calls for the op's CUDA key.
 class BoxedLaunch final : public c10::OperatorKernel {
 public:
-  explicit BoxedLaunch(std::shared_ptr<KernelSpec> spec)
-      : spec(std::move(spec)) {}
+  explicit BoxedLaunch(std::shared_ptr<Dispatch> dispatch)
+      : dispatch(std::move(dispatch)) {}
   void operator()(const c10::OperatorHandle &, c10::DispatchKeySet,
                   torch::jit::Stack *stack) {
-    size_t n = spec->argNames.size();
-    std::vector<at::Tensor> fresh = launch(*spec, torch::jit::last(*stack, n));
+    size_t n = dispatch->specs[0]->argNames.size();
+    auto args = torch::jit::last(*stack, n);
+    std::vector<at::Tensor> fresh = launch(choose(*dispatch, args), args);
     torch::jit::drop(*stack, n);
     for (at::Tensor &t : fresh)
       stack->emplace_back(std::move(t));
   }
 
 private:
-  std::shared_ptr<KernelSpec> spec;
+  std::shared_ptr<Dispatch> dispatch;
 };
 
 /// The registrations made so far; they last as long as the process.
@@ -261,7 +299,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
              std::vector<std::string> argNames, std::vector<bool> argIsTensor,
              std::vector<int64_t> inPlace, std::vector<int> freshCodes,
              std::vector<std::vector<std::pair<int64_t, int64_t>>> freshSizes,
-             py::object errorType) {
+             py::object errorType, std::vector<int> argCodes,
+             std::string types) {
             auto spec = std::make_shared<KernelSpec>();
             if (argNames.size() > kMaxValues || inPlace.size() > kMaxValues ||
                 argIsTensor.size() != argNames.size() ||
@@ -269,6 +308,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
               throw std::invalid_argument("malformed kernel description");
             spec->modules = std::move(modules);
             spec->errorType = std::move(errorType);
+            if (argCodes.size() != spec->argNames.size())
+              throw std::invalid_argument("one dtype code per argument");
+            spec->argCodes = std::move(argCodes);
+            spec->types = std::move(types);
             spec->name = std::move(name);
             spec->argNames = std::move(argNames);
             spec->argIsTensor = std::move(argIsTensor);
@@ -281,12 +324,20 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
               spec->freshSizes.push_back({sizes[0], sizes[1], sizes[2]});
             }
             return spec;
-          }))
+          }));
+  py::class_<Dispatch, std::shared_ptr<Dispatch>>(m, "Dispatch")
+      .def(py::init([](std::vector<std::shared_ptr<KernelSpec>> specs) {
+        if (specs.empty())
+          throw std::invalid_argument("a dispatch needs a kernel");
+        auto dispatch = std::make_shared<Dispatch>();
+        dispatch->specs = std::move(specs);
+        return dispatch;
+      }))
       // Kernel.launch itself: the results in the IR's order (in-place ones
       // are their arguments), one tensor or a tuple; errors raise the
       // package's NormfuseError.
       .def("launch",
-           [](const KernelSpec &spec, py::args args) -> py::object {
+           [](const Dispatch &dispatch, py::args args) -> py::object {
              c10::SmallVector<c10::IValue, 16> values;
              for (py::handle a : args) {
                if (THPVariable_Check(a.ptr()))
@@ -296,14 +347,17 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
                else
                  values.emplace_back(); // refused by launch()
              }
+             const KernelSpec *chosen = dispatch.specs[0].get();
              std::vector<at::Tensor> fresh;
              try {
-               fresh = launch(spec, values);
+               chosen = &choose(dispatch, values);
+               fresh = launch(*chosen, values);
              } catch (const c10::Error &e) {
-               PyErr_SetString(spec.errorType.ptr(),
+               PyErr_SetString(chosen->errorType.ptr(),
                                e.what_without_backtrace());
                throw py::error_already_set();
              }
+             const KernelSpec &spec = *chosen;
              size_t n = spec.inPlace.size(), next = 0;
              if (n == 1 && spec.inPlace[0] < 0)
                return py::cast(std::move(fresh[0]));
@@ -318,13 +372,13 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
              return std::move(out);
            })
       // Registers the kernel as the CUDA implementation of normfuse::<op>.
-      .def("register_cuda", [](std::shared_ptr<KernelSpec> spec,
+      .def("register_cuda", [](std::shared_ptr<Dispatch> dispatch,
                                const std::string &op) {
         auto library = std::make_unique<torch::Library>(
             torch::Library::IMPL, "normfuse", c10::DispatchKey::CUDA, __FILE__,
             __LINE__);
         library->impl(op.c_str(), torch::CppFunction::makeFromBoxedFunctor(
-                                      std::make_unique<BoxedLaunch>(spec)));
+                                      std::make_unique<BoxedLaunch>(dispatch)));
         libraries().push_back(std::move(library));
       });
 }

@@ -48,6 +48,13 @@ def sizes_for(kernel):
     return dict(B=2, S=6, D=D, F=3 if frames else 1)
 
 
+def combinations(kernel):
+    """The kernel of each dtype combination of a --types build (arguments
+    are made from its metadata, the call goes through `kernel`), or the
+    kernel itself."""
+    return kernel._combos or [kernel]
+
+
 def clone(args):
     return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
 
@@ -62,17 +69,53 @@ class CpuTest(unittest.TestCase):
     def test_cpu_call_runs_fallback_and_writes_in_place(self):
         for path in artifacts():
             mod = load(path)
-            for k in mod.kernels.values():
-                with self.subTest(kernel=k.op_name):
-                    args = make_args(k, **sizes_for(k), seed=1)
+            for k, c in ((k, c) for k in mod.kernels.values()
+                         for c in combinations(k)):
+                with self.subTest(kernel=k.op_name, types=c.meta.types):
+                    args = make_args(c, **sizes_for(k), seed=1)
                     expected = k.fallback(*clone(args))
                     got = as_tuple(k(*args))
                     self.assertEqual(len(got), len(expected))
                     for i, (g, e) in enumerate(zip(got, expected)):
-                        r = k.meta.results[i]
+                        r = c.meta.results[i]
                         if r.in_place >= 0:
                             self.assertIs(g, args[r.in_place])
+                        self.assertEqual(g.dtype, normfuse._NF_TORCH[r.dtype])
                         self.assertTrue(torch.equal(g, e), f"result {i}")
+
+    def test_dtype_combinations(self):
+        # A --types artifact: one op per kernel, the combination picked by
+        # the tensors' dtypes; a combination not built is refused, naming
+        # those that were.
+        multi = [k for p in artifacts() for k in load(p).kernels.values()
+                 if k._combos]
+        if not multi:
+            self.skipTest("no artifact built with --types")
+        for k in multi:
+            built = {c._dtype_key for c in k._combos}
+            for c in k._combos:
+                args = make_args(c, **sizes_for(k), seed=4)
+                out = as_tuple(k(*args))
+                self.assertEqual(out[0].dtype, normfuse._NF_TORCH[
+                    c.meta.results[0].dtype])
+            args = make_args(k._combos[0], **sizes_for(k))
+            for i, a in enumerate(args):
+                if not isinstance(a, torch.Tensor) or \
+                        not a.is_floating_point():
+                    continue
+                for dt in (torch.float32, torch.float16, torch.bfloat16):
+                    bad = list(args)
+                    bad[i] = a.to(dt)
+                    key = tuple(b.dtype for b, info in zip(bad, k.meta.args)
+                                if info.is_tensor)
+                    if key in built:
+                        continue
+                    with self.assertRaises(normfuse.NormfuseError) as ctx:
+                        k(*bad)
+                    self.assertIn("was not built for the dtypes of this call",
+                                  str(ctx.exception))
+                    self.assertIn(k._combos[-1].meta.types, str(ctx.exception))
+                    break
 
     def test_bad_calls_raise_clear_errors(self):
         for device in ["cpu"] + (["cuda"] if HAVE_CUDA else []):
@@ -143,9 +186,10 @@ class CpuTest(unittest.TestCase):
 @unittest.skipUnless(HAVE_CUDA, "needs a CUDA GPU")
 class CudaTest(unittest.TestCase):
 
-    def check_kernel(self, k, layout):
+    def check_kernel(self, k, layout, c=None):
+        c = c or k  # the combination the arguments are made for
         sizes = sizes_for(k)
-        args = make_args(k, **sizes, device="cuda", seed=2, layout=layout)
+        args = make_args(c, **sizes, device="cuda", seed=2, layout=layout)
         ref = k.fallback(*clone(args))
         got = as_tuple(k(*args))
         for i, (g, e) in enumerate(zip(got, ref)):
@@ -160,16 +204,24 @@ class CudaTest(unittest.TestCase):
                                  f"{k.op_name} result {i} {layout}: {err}")
         # The CPU path agrees with the GPU up to the same tolerance.
         cpu = as_tuple(k(*[a.cpu() if isinstance(a, torch.Tensor) else a
-                           for a in make_args(k, **sizes, seed=2)]))
+                           for a in make_args(c, **sizes, seed=2)]))
+        # .launch gives the same results.
+        again = as_tuple(k.launch(*make_args(c, **sizes, device="cuda",
+                                             seed=2, layout=layout)))
+        for i, (g, a) in enumerate(zip(got, again)):
+            self.assertEqual(g.dtype, a.dtype)
+            self.assertLessEqual(rel_error(a, g), tolerance(g.dtype))
         for i, (g, c) in enumerate(zip(got, cpu)):
             self.assertLessEqual(rel_error(g.cpu(), c), tolerance(c.dtype))
 
     def test_every_kernel_every_layout(self):
         for path in artifacts():
             for k in load(path).kernels.values():
-                for layout in ("contiguous", "offset", "padded"):
-                    with self.subTest(kernel=k.op_name, layout=layout):
-                        self.check_kernel(k, layout)
+                for c in combinations(k):
+                    for layout in ("contiguous", "offset", "padded"):
+                        with self.subTest(kernel=k.op_name,
+                                          types=c.meta.types, layout=layout):
+                            self.check_kernel(k, layout, c)
         torch.cuda.synchronize()
 
     def test_mixed_devices_rejected(self):

@@ -1115,6 +1115,69 @@ TEST(ArtifactTest, FileWithoutDigestIsRefused) {
   EXPECT_NE(error.find("recompile"), std::string::npos) << error;
 }
 
+/// Two dtype combinations of kernel k (a --types build): x bf16 and x f16.
+std::vector<std::string> typedLines() {
+  std::vector<std::string> lines = validLines(), second;
+  lines.insert(lines.begin() + 3, {"symbol k__bf16", "types act=bf16"});
+  for (size_t i = 2; i < lines.size(); ++i) {
+    std::string line = lines[i];
+    for (size_t at; (at = line.find("bf16")) != std::string::npos;)
+      line.replace(at, 4, "f16");
+    second.push_back(line);
+  }
+  lines.insert(lines.end(), second.begin(), second.end());
+  return lines;
+}
+
+TEST(ArtifactTest, DtypeCombinations) {
+  Artifact artifact;
+  std::string error;
+  ASSERT_TRUE(parseArtifact(join(typedLines()), artifact, error)) << error;
+  ASSERT_EQ(artifact.kernels.size(), 2u);
+  EXPECT_EQ(artifact.kernels[1].name, "k");
+  EXPECT_EQ(artifact.kernels[1].symbol, "k__f16");
+  EXPECT_EQ(artifact.kernels[1].types, "act=f16");
+  EXPECT_EQ(artifact.kernels[1].args[0].dtype, DType::F16);
+  EXPECT_NE(describeArtifact(artifact).find(
+                "\"name\":\"k\",\"symbol\":\"k__f16\",\"types\":\"act=f16\""),
+            std::string::npos);
+
+  // The launch picks the combination of the tensors' dtypes.
+  const KernelInfo *kernels[] = {&artifact.kernels[0], &artifact.kernels[1]};
+  FakeMemory mem;
+  for (DType act : {DType::BF16, DType::F16}) {
+    Value args[] = {tensorValue(mem.tensor(act, {2, 3, 64})),
+                    tensorValue(mem.tensor(DType::F32, {64}))};
+    Tensor out = mem.tensor(act, {2, 3, 64});
+    size_t index = 9;
+    ASSERT_TRUE(selectKernel("k", kernels, 2, args, 2, &out, 1, index));
+    EXPECT_EQ(index, act == DType::BF16 ? 0u : 1u);
+    LaunchPlan plan;
+    EXPECT_TRUE(planLaunch(*kernels[index], args, 2, &out, 1, plan));
+  }
+  // A combination not built: refused, naming those that were.
+  Value args[] = {tensorValue(mem.tensor(DType::F32, {2, 3, 64})),
+                  tensorValue(mem.tensor(DType::F32, {64}))};
+  Tensor out = mem.tensor(DType::F32, {2, 3, 64});
+  size_t index;
+  Status s = selectKernel("k", kernels, 2, args, 2, &out, 1, index);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.message(), "kernel 'k' was not built for the dtypes of this "
+                         "call (x: f32, w: f32, result 0: f32); it was built "
+                         "for act=bf16; act=f16 (nf-compile --types)");
+  EXPECT_FALSE(selectKernel("nope", kernels, 2, args, 2, &out, 1, index));
+
+  // One name twice is only allowed as distinct combinations.
+  std::vector<std::string> same = typedLines();
+  same[same.size() - 17] = "types act=bf16";
+  expectRejected(join(same), (int)same.size(),
+                 "kernel 'k' appears twice, not as two dtype combinations");
+  std::vector<std::string> twice = validLines();
+  std::vector<std::string> copy(twice.begin() + 2, twice.end());
+  twice.insert(twice.end(), copy.begin(), copy.end());
+  expectRejected(join(twice), (int)twice.size(), "appears twice");
+}
+
 TEST(ArtifactTest, DescribeIsJson) {
   Artifact artifact;
   std::string error;

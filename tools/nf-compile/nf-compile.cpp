@@ -2,11 +2,13 @@
 //
 // Part of normfuse. Compiles every nf.kernel of a file into PTX for one SM
 // and writes an artifact (metadata + PTX + PyTorch fallback, + cubin on
-// request) that the runtime loads. Every stage of the pipeline, and the
+// request) that the runtime loads; with --types, every kernel once per dtype
+// combination (TypeParams.h). Every stage of the pipeline, and the
 // fallback, can be printed instead.
 //
 //===----------------------------------------------------------------------===//
 
+#include "TypeParams.h"
 #include "codegen/Artifact.h"
 #include "codegen/Codegen.h"
 #include "codegen/Ptxas.h"
@@ -49,6 +51,16 @@ static cl::list<std::string>
                   "schedule a fixed D would get for every D, and the "
                   "runtime picks one per launch"),
          cl::value_desc("D=<n>"), cl::cat(category));
+static cl::list<std::string> typeOptions(
+    "types",
+    cl::desc("Build every kernel for several dtypes into one artifact: "
+             "--types NAME=T1,T2,... sets the type alias !NAME that the file "
+             "defines on a line of its own (e.g. `!act = bf16`) to each "
+             "listed type (f32, f16, bf16, or a parameter named before: "
+             "--types act=bf16,f16,f32 --types w=f32,act); every "
+             "combination is built, and the runtime launches the one whose "
+             "dtypes the call's tensors have"),
+    cl::value_desc("NAME=T1,T2,..."), cl::cat(category));
 static cl::opt<std::string>
     emit("emit",
          cl::desc("What to write: artifact (default), ptx, torch (the "
@@ -273,16 +285,62 @@ int main(int argc, char **argv) {
   // Diagnostics name the op; a dump of it in generic form helps nobody.
   context.printOpOnDiagnostic(false);
 
+  std::vector<nfc::TypeCombination> combinations;
+  if (!nfc::expandTypeOptions(
+          std::vector<std::string>(typeOptions.begin(), typeOptions.end()),
+          combinations, error))
+    return fail(error);
+
   std::string openError;
   auto input = openInputFile(inputFile, &openError);
   if (!input)
     return fail(openError);
   auto sourceMgr = std::make_shared<SourceMgr>();
-  sourceMgr->AddNewSourceBuffer(std::move(input), SMLoc());
   SourceMgrDiagnosticHandler diagnostics(*sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
-    return 1;
+  OwningOpRef<ModuleOp> module;
+  if (combinations.empty()) {
+    sourceMgr->AddNewSourceBuffer(std::move(input), SMLoc());
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+    if (!module)
+      return 1;
+  } else {
+    // One parse per combination (the file with its aliases set), merged
+    // into one module: each kernel renamed <name>__<types>, with its public
+    // name and combination as attributes the artifact writer reads.
+    std::string source = input->getBuffer().str();
+    for (const nfc::TypeCombination &combination : combinations) {
+      std::string text;
+      if (!nfc::applyTypeCombination(source, combination, text, error))
+        return fail(error);
+      // Its own source manager: a parse reads the manager's first buffer.
+      auto partSource = std::make_shared<SourceMgr>();
+      partSource->AddNewSourceBuffer(
+          MemoryBuffer::getMemBufferCopy(text, input->getBufferIdentifier()),
+          SMLoc());
+      SourceMgrDiagnosticHandler partDiagnostics(*partSource, &context);
+      std::string described = nfc::describeCombination(combination);
+      OwningOpRef<ModuleOp> part =
+          parseSourceFile<ModuleOp>(partSource, &context);
+      if (!part)
+        return fail("the IR is invalid with --types " + described);
+      std::string suffix = "__";
+      for (const auto &entry : combination)
+        suffix += (suffix.size() > 2 ? "_" : "") + entry.second;
+      for (nf::KernelOp kernel :
+           llvm::make_early_inc_range(part->getOps<nf::KernelOp>())) {
+        StringRef name = kernel.getSymName();
+        kernel->setAttr(nf::getPublicNameAttrName(),
+                        StringAttr::get(&context, name));
+        kernel->setAttr(nf::getTypesAttrName(),
+                        StringAttr::get(&context, described));
+        kernel.setSymName((name + suffix).str());
+        if (module)
+          kernel->moveBefore(module->getBody(), module->getBody()->end());
+      }
+      if (!module)
+        module = std::move(part);
+    }
+  }
   if (module->getOps<nf::KernelOp>().empty())
     return fail("'" + inputFile + "' contains no nf.kernel");
 
