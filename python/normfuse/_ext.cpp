@@ -308,7 +308,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
               throw std::invalid_argument("malformed kernel description");
             spec->modules = std::move(modules);
             spec->errorType = std::move(errorType);
-            if (argCodes.size() != spec->argNames.size())
+            if (argCodes.size() != argNames.size())
               throw std::invalid_argument("one dtype code per argument");
             spec->argCodes = std::move(argCodes);
             spec->types = std::move(types);
