@@ -86,11 +86,6 @@ LogicalResult mlir::nf::validateCodegenOptions(const CodegenOptions &options,
     error = "rows per CTA must be from 1 to 1024";
     return failure();
   }
-  if (options.asyncCopy && options.chip == "sm_75") {
-    error = "--async-copy needs cp.async, sm_80 or newer; the target is " +
-            options.chip;
-    return failure();
-  }
   if (options.maxCluster < 1 || options.maxCluster > 8 ||
       !llvm::isPowerOf2_64(options.maxCluster)) {
     error = "max cluster must be 1, 2, 4 or 8";
@@ -99,10 +94,6 @@ LogicalResult mlir::nf::validateCodegenOptions(const CodegenOptions &options,
   if (options.maxCluster > 1 && !hasClusters(options.chip)) {
     error = "thread-block clusters need sm_90 or newer; the target is " +
             options.chip;
-    return failure();
-  }
-  if (options.minCtasPerSmAll < 0 || options.minCtasPerSmAll > 32) {
-    error = "min CTAs per SM must be from 0 (none) to 32";
     return failure();
   }
   if (options.rowsPerThread < 0 || options.rowsPerThread > 8) {
@@ -162,7 +153,6 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   schedule.threadsPerRow = options.threadsPerRow;
   schedule.rowsPerCta = options.rowsPerCta;
   schedule.rowsPerThread = options.rowsPerThread;
-  schedule.asyncCopy = options.asyncCopy;
   schedule.forceStreaming = options.streaming;
   schedule.stageRows = options.stageRows && options.chip != "sm_75";
   schedule.maxCluster = options.maxCluster;
@@ -179,11 +169,6 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   gpuStage.addPass(createNfLowerToGPU());
   if (failed(gpuStage.run(module)))
     return failure();
-  if (options.minCtasPerSmAll > 0)
-    module.walk([&](gpu::GPUFuncOp func) {
-      func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                    Builder(ctx).getI32IntegerAttr(options.minCtasPerSmAll));
-    });
   for (const auto &hint : options.minCtasPerSm) {
     bool found = false;
     module.walk([&](gpu::GPUFuncOp func) {

@@ -36,7 +36,6 @@ struct CodegenOptions {
   int64_t threadsPerRow = 0;
   int64_t rowsPerCta = 0;
   int64_t rowsPerThread = 0; ///< 0: the schedule's choice
-  bool asyncCopy = false;
   bool streaming = false;
   /// Streaming schedules stage rows in dynamic shared memory (cp.async;
   /// never on sm_75, which lacks it).
@@ -48,9 +47,6 @@ struct CodegenOptions {
   /// `.minnctapersm` (nvvm.minctasm). nf-compile fills it for the functions
   /// ptxas spilled (see --avoid-spills); empty by default.
   llvm::StringMap<int64_t> minCtasPerSm;
-  /// The same for every generated function (0: none); a per-function entry
-  /// above overrides it.
-  int64_t minCtasPerSmAll = 0;
   /// Register-resident vectorized variants of families to leave out
   /// (-nf-materialize-variants drop=...): those ptxas spills.
   std::vector<std::string> dropVariants;

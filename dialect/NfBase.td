@@ -129,8 +129,7 @@ def Nf_ScheduleAttr : Nf_Attr<"Schedule", "schedule"> {
     at most `threads_per_row * cluster_size * chunks_per_thread * chunk`
     elements. With 0 the row is streamed from memory once per reduction (any
     D). `cluster_size` CTAs of a thread-block cluster may share one row
-    (sm_90+); `stage_rows` stages a streamed row in dynamic shared memory;
-    `async_copy` copies the next row into shared memory with cp.async.
+    (sm_90+); `stage_rows` stages a streamed row in dynamic shared memory.
     Parameters left at their default are not printed.
 
     ```mlir
@@ -145,8 +144,7 @@ def Nf_ScheduleAttr : Nf_Attr<"Schedule", "schedule"> {
     "int64_t":$chunks_per_thread,
     DefaultValuedParameter<"int64_t", "1">:$rows_per_thread,
     DefaultValuedParameter<"int64_t", "1">:$cluster_size,
-    DefaultValuedParameter<"bool", "false">:$stage_rows,
-    DefaultValuedParameter<"bool", "false">:$async_copy
+    DefaultValuedParameter<"bool", "false">:$stage_rows
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -93,7 +93,7 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t threadsPerRow, int64_t rowsPerCta,
                                    int64_t chunk, int64_t chunksPerThread,
                                    int64_t rowsPerThread, int64_t clusterSize,
-                                   bool stageRows, bool asyncCopy) {
+                                   bool stageRows) {
   if (!llvm::isPowerOf2_64(threadsPerRow) || threadsPerRow > 1024 ||
       (threadsPerRow > 32 && threadsPerRow % 32 != 0))
     return emitError() << "threads_per_row must be a power of two <= 1024, "
@@ -119,10 +119,10 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "cluster_size must be 1, 2, 4 or 8, found "
                        << clusterSize;
   if (clusterSize > 1 && (chunksPerThread == 0 || threadsPerRow < 32 ||
-                          rowsPerCta != 1 || rowsPerThread != 1 || asyncCopy))
+                          rowsPerCta != 1 || rowsPerThread != 1))
     return emitError() << "a cluster shares one register-resident row of at "
                           "least a warp per CTA (rows_per_cta = "
-                          "rows_per_thread = 1, no async_copy)";
+                          "rows_per_thread = 1)";
   return success();
 }
 

@@ -55,9 +55,6 @@ struct Chunk {
   /// masked out of reductions and stores.
   SmallVector<Value> valid;
   DenseMap<Value, Value> cache;
-  /// Which of the thread's chunks of the row this is (register-resident
-  /// schedules): its slot in the async-copy staging buffer.
-  int64_t slot = -1;
 };
 
 class KernelLowering {
@@ -207,24 +204,10 @@ private:
   }
   void setUpRow(unsigned chainIndex, Value row);
 
-  // Async-copy staging (Schedule::asyncCopy, vectorized variant only): a
-  // shared buffer of two row slots per staged tensor; each thread copies and
-  // later reads back only its own 16-byte chunks, so no barrier is needed.
-  std::string stageGlobal;             ///< name of the shared buffer
-  DenseMap<Value, Value> stagedChunk0; ///< tensor -> this row's slot 0
-  bool staging() const { return !stageGlobal.empty(); }
-  void issueRowCopies(ArrayRef<Value> tensors, ArrayRef<Chunk> chunks,
-                      int64_t buffer);
-  LogicalResult emitStagedRows(unsigned chainIndex, ArrayRef<Value> staged,
-                               MutableArrayRef<SmallVector<Chunk>> rowChunks,
-                               function_ref<Value(int64_t)> rowIndex,
-                               ArrayRef<ReduceOp> reductions,
-                               ArrayRef<std::pair<unsigned, Value>> outputs);
   /// Reduces, computes and stores the current row from `chunks`.
   void emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
                ArrayRef<ReduceOp> reductions,
                ArrayRef<std::pair<unsigned, Value>> outputs);
-  Value stageSlot(int64_t buffer, int64_t tensor, int64_t numTensors);
 
   // Row staging (Schedule::stageRows, vectorized variant only): the dynamic
   // shared memory the launch provides holds, per row of the CTA, the row of
@@ -252,18 +235,6 @@ private:
 };
 
 } // namespace
-
-/// The tensors a chain loads as whole [B, S, D] rows, in body order: what
-/// async-copy staging copies.
-static SmallVector<Value> stagedTensorsOf(const Chain &chain) {
-  SmallVector<Value> tensors;
-  for (Operation *op : chain.ops)
-    if (auto load = dyn_cast<LoadOp>(op))
-      if (load.getKind() == BroadcastKind::BSD &&
-          !llvm::is_contained(tensors, load.getSource()))
-        tensors.push_back(load.getSource());
-  return tensors;
-}
 
 //===----------------------------------------------------------------------===//
 // Kernel structure
@@ -358,25 +329,6 @@ LogicalResult KernelLowering::emit(StringRef name) {
                         b.getF32Type(), MemRefLayoutAttrInterface(),
                         gpu::AddressSpaceAttr::get(
                             b.getContext(), gpu::AddressSpace::Workgroup)));
-
-  // Async-copy staging: two row slots per staged ([B, S, D]) tensor, each
-  // slot the block's chunks in thread order. Only where it fits the 48 KB of
-  // static shared memory next to the reduction scratch; else no staging.
-  if (sched.asyncCopy && vectorized && sched.isRegisterResident()) {
-    int64_t tensors = 0;
-    for (const Chain &chain : chains.getChains())
-      tensors = std::max<int64_t>(tensors, stagedTensorsOf(chain).size());
-    int64_t bytes =
-        2 * tensors * sched.chunksPerThread * sched.blockSize() * 16;
-    int64_t scratch = maxReductions * sched.ctaRows() * warpsPerRow * 4;
-    if (tensors > 0 && bytes + scratch <= 48 * 1024) {
-      stageGlobal = (name + "_stage").str();
-      LLVM::GlobalOp::create(
-          b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), bytes),
-          /*isConstant=*/false, LLVM::Linkage::Internal, stageGlobal,
-          Attribute(), /*alignment=*/16, /*addrSpace=*/3);
-    }
-  }
 
   // Row staging: an extern shared array, sized by the launch.
   if (sched.stageRows && vectorized &&
@@ -617,14 +569,9 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
   auto rowIndex = [&](int64_t g) {
     return add(first, add(i64c(g * sched.rowsPerCta), rowInCta));
   };
-  // With async-copy staging the rows are taken in turn and each is set up
-  // just before its copies are issued (short live ranges); otherwise all
-  // are set up here.
-  SmallVector<Value> staged;
-  if (staging() && sched.isRegisterResident())
-    staged = stagedTensorsOf(chain);
+  // Every row of the thread is set up here.
   SmallVector<RowState> rowStates(group);
-  for (int64_t g = 0; g < (staged.empty() ? group : 1); ++g) {
+  for (int64_t g = 0; g < group; ++g) {
     setUpRow(c, rowIndex(g));
     swapRow(rowStates[g]);
   }
@@ -649,19 +596,14 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     unsigned numReductions = reductions.size();
     SmallVector<SmallVector<Chunk>> rowChunks(group);
     for (int64_t g = 0; g < group; ++g)
-      for (int64_t k = 0; k < sched.chunksPerThread; ++k) {
+      for (int64_t k = 0; k < sched.chunksPerThread; ++k)
         rowChunks[g].push_back(
             makeChunk(add(i64c(k * sched.rowThreads()), rowLane), numChunks));
-        rowChunks[g].back().slot = k;
-      }
-    if (!staged.empty())
-      return emitStagedRows(c, staged, rowChunks, rowIndex, reductions,
-                            outputs);
     // With several rows per thread, the [B, S, D] loads of every row are
     // issued before the first row's reductions: the loads of later rows
     // are in flight while earlier ones reduce (a barrier would keep ptxas
     // from hoisting them).
-    if (group > 1 && !sched.asyncCopy) {
+    if (group > 1) {
       for (int64_t g = 0; g < group; ++g) {
         if (g > 0)
           swapRow(rowStates[g]);
@@ -928,7 +870,7 @@ unsigned KernelLowering::liveBits(Chunk &chunk, ArrayRef<Value> needed,
 /// keep everything (partners are read from other chunks).
 void KernelLowering::maybeRematerialize(MutableArrayRef<Chunk> chunks,
                                         ArrayRef<Value> needed) {
-  if (!vectorized || hasRope || !sched.isRegisterResident() || staging() ||
+  if (!vectorized || hasRope || !sched.isRegisterResident() ||
       chunks.empty() ||
       2 * liveBits(chunks.front(), needed, /*keepAll=*/false) >
           liveBits(chunks.front(), needed, /*keepAll=*/true))
@@ -964,73 +906,6 @@ Value KernelLowering::opaque(Value v, Value zero) {
   Value hidden = arith::XOrIOp::create(
       b, loc, packed, vector::BroadcastOp::create(b, loc, words, zero));
   return vector::BitCastOp::create(b, loc, type, hidden);
-}
-
-LogicalResult
-KernelLowering::emitStagedRows(unsigned c, ArrayRef<Value> staged,
-                               MutableArrayRef<SmallVector<Chunk>> rowChunks,
-                               function_ref<Value(int64_t)> rowIndex,
-                               ArrayRef<ReduceOp> reductions,
-                               ArrayRef<std::pair<unsigned, Value>> outputs) {
-  const Chain &chain = chains.getChains()[c];
-  int64_t group = rowChunks.size();
-  // The members hold row 0. Each row copies the next one's chunks (set up
-  // just before), waits for its own (all but the newest group), reads them
-  // from its slot, and is computed.
-  issueRowCopies(staged, rowChunks[0], 0);
-  RowState current, next;
-  for (int64_t g = 0; g < group; ++g) {
-    if (g + 1 < group) {
-      swapRow(current);
-      setUpRow(c, rowIndex(g + 1));
-      issueRowCopies(staged, rowChunks[g + 1], (g + 1) % 2);
-      swapRow(next);
-      swapRow(current);
-    }
-    NVVM::CpAsyncWaitGroupOp::create(b, loc, g + 1 < group ? 1 : 0);
-    stagedChunk0.clear();
-    for (auto [j, tensor] : llvm::enumerate(staged))
-      stagedChunk0[tensor] = stageSlot(g % 2, j, staged.size());
-    reductionSlot = g * reductions.size();
-    emitRow(chain, rowChunks[g], reductions, outputs);
-    stagedChunk0.clear();
-    if (g + 1 < group)
-      swapRow(next);
-  }
-  return success();
-}
-
-Value KernelLowering::stageSlot(int64_t buffer, int64_t tensor,
-                                int64_t numTensors) {
-  auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
-  Value base = LLVM::AddressOfOp::create(b, loc, ptr3, stageGlobal);
-  Value tid = add(mul(rowInCta, i64c(sched.threadsPerRow)), lane);
-  int64_t slotBytes = sched.chunksPerThread * sched.blockSize() * 16;
-  Value offset =
-      add(i64c((buffer * numTensors + tensor) * slotBytes), mul(tid, i64c(16)));
-  return LLVM::GEPOp::create(b, loc, ptr3, b.getI8Type(), base,
-                             ValueRange{offset});
-}
-
-void KernelLowering::issueRowCopies(ArrayRef<Value> tensors,
-                                    ArrayRef<Chunk> chunks, int64_t buffer) {
-  for (auto [j, tensor] : llvm::enumerate(tensors)) {
-    auto type = cast<RankedTensorType>(tensor.getType());
-    Type element = type.getElementType();
-    Value ptr = argValue[cast<BlockArgument>(tensor).getArgNumber()];
-    Value rowOff = rowOffset(tensor, BroadcastKind::BSD);
-    Value slot0 = stageSlot(buffer, j, tensors.size());
-    for (const Chunk &chunk : chunks) {
-      Value src = gep(ptr, element, add(rowOff, chunk.base));
-      Value dst = LLVM::GEPOp::create(
-          b, loc, slot0.getType(), b.getI8Type(), slot0,
-          ValueRange{i64c(chunk.slot * sched.blockSize() * 16)});
-      // .cg: the row is read once; keep it out of L1.
-      NVVM::CpAsyncOp::create(b, loc, dst, src, 16,
-                              NVVM::LoadCacheModifierKind::CG, Value());
-    }
-  }
-  NVVM::CpAsyncCommitGroupOp::create(b, loc);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1131,14 +1006,6 @@ Value KernelLowering::evaluate(Value v, Chunk &chunk) {
               Value address = LLVM::GEPOp::create(
                   b, loc, rowIt->second.getType(), b.getI8Type(), rowIt->second,
                   ValueRange{mul(chunk.base, i64c(bytes))});
-              return LLVM::LoadOp::create(b, loc, vecOf(element), address, 16);
-            }
-            auto stagedIt = stagedChunk0.find(load.getSource());
-            if (stagedIt != stagedChunk0.end() && chunk.slot >= 0) {
-              Value address = LLVM::GEPOp::create(
-                  b, loc, stagedIt->second.getType(), b.getI8Type(),
-                  stagedIt->second,
-                  ValueRange{i64c(chunk.slot * sched.blockSize() * 16)});
               return LLVM::LoadOp::create(b, loc, vecOf(element), address, 16);
             }
             Value ptr =

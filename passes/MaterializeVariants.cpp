@@ -112,14 +112,12 @@ struct NfMaterializeVariantsPass
         Schedule half = s;
         half.chunk /= 2;
         half.chunksPerThread *= 2;
-        half.asyncCopy = false;
         vectorized.push_back({half, true, guard(half)});
       }
       // The general variant: the same threads, one element per access.
       Schedule g = s;
       g.chunksPerThread *= g.chunk;
       g.chunk = 1;
-      g.asyncCopy = false;
       g.stageRows = false;
       if (g.chunksPerThread > kMaxGeneralElements && !needsWholeRow) {
         g.chunksPerThread = 0;

@@ -114,10 +114,6 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
            "rows each thread holds at once, their loads issued together "
            "(register-resident schedules; 1 to 8; 0: 2 for rows shorter "
            "than a warp, else 1)">,
-    Option<"asyncCopy", "async-copy", "bool", /*default=*/"false",
-           "take a thread group's rows one after the other, copying the "
-           "next row into shared memory with cp.async (register-resident "
-           "schedules, sm_80+; rows-per-thread defaults to 4)">,
     Option<"maxChunks", "max-chunks", "int64_t", /*default=*/"4",
            "most 16-byte chunks of a row a thread keeps in registers">,
     Option<"forceStreaming", "streaming", "bool", /*default=*/"false",

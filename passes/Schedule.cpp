@@ -32,7 +32,7 @@ StringRef Schedule::getKindName() const {
 ScheduleAttr Schedule::toAttr(MLIRContext *ctx) const {
   return ScheduleAttr::get(ctx, threadsPerRow, rowsPerCta, chunk,
                            chunksPerThread, rowsPerThread, clusterSize,
-                           stageRows, asyncCopy);
+                           stageRows);
 }
 
 Schedule Schedule::fromAttr(ScheduleAttr attr) {
@@ -44,7 +44,6 @@ Schedule Schedule::fromAttr(ScheduleAttr attr) {
   s.rowsPerThread = attr.getRowsPerThread();
   s.clusterSize = attr.getClusterSize();
   s.stageRows = attr.getStageRows();
-  s.asyncCopy = attr.getAsyncCopy();
   return s;
 }
 
@@ -177,7 +176,7 @@ struct NfSelectSchedulePass
   /// schedule the options describe (as a static D does), not a family.
   bool forced() const {
     return threadsPerRow > 0 || rowsPerCta > 0 || rowsPerThread > 0 ||
-           asyncCopy || forceStreaming || stageRows || maxCluster > 1;
+           forceStreaming || stageRows || maxCluster > 1;
   }
 
   /// The schedules of `kernel`, by the rows they hold in registers,
@@ -305,11 +304,8 @@ struct NfSelectSchedulePass
       s.rowsPerThread = 1;
     else if (rowsPerThread > 0)
       s.rowsPerThread = rowsPerThread;
-    else if (asyncCopy)
-      s.rowsPerThread = 4;
     else
       s.rowsPerThread = s.threadsPerRow < 32 && s.chunksPerThread == 1 ? 2 : 1;
-    s.asyncCopy = asyncCopy && !streaming;
     // Staging only where a reduction reads [B, S, D] rows.
     s.stageRows = stageRows && streaming;
     if (s.stageRows && getStageBytesPerElement(kernel, s) == 0)
@@ -322,12 +318,11 @@ struct NfSelectSchedulePass
     // A cluster shares one row per CTA; forced options that ask otherwise
     // get the streaming schedule instead.
     if (s.clusterSize > 1 &&
-        (s.rowsPerThread != 1 || s.asyncCopy || s.rowsPerCta != 1)) {
+        (s.rowsPerThread != 1 || s.rowsPerCta != 1)) {
       s.clusterSize = 1;
       s.chunksPerThread = 0;
       s.threadsPerRow = 1024;
       s.rowsPerThread = 1;
-      s.asyncCopy = false;
       s.rowsPerCta = rowsPerCta > 0 ? (int64_t)rowsPerCta : 1;
     }
     if (rowsPerThread < 0 || rowsPerThread > 8)

@@ -34,11 +34,6 @@ struct Schedule {
   /// a CTA of `rowsPerCta` row groups covers `rowsPerCta * rowsPerThread`
   /// rows, and every row's loads are issued before the first reduction.
   int64_t rowsPerThread = 1;
-  /// With several rows per thread group: instead of holding them all, take
-  /// them one after the other and copy the next row's [B, S, D] chunks into
-  /// shared memory asynchronously (cp.async, sm_80+) while the current row
-  /// is reduced: bytes in flight without registers.
-  bool asyncCopy = false;
   /// Streaming schedules: the vectorized variant copies each row's [B, S, D]
   /// tensors that feed a reduction into dynamic shared memory once
   /// (cp.async, sm_80+) and every pass reads them from there, when the

@@ -85,40 +85,6 @@ nf.kernel @unscheduled(%x: tensor<?x?x128xf32>) -> tensor<?x?x128xf32> {
 
 // -----
 
-// Async-copy staging (vectorized variant): row 0's [B, S, D] chunks are
-// copied into the shared buffer up front; each row then copies the next
-// one, waits for all but the newest group, and reads its own chunks back
-// from shared memory. The general variant takes the rows in turn without
-// staging.
-// CHECK: llvm.mlir.global internal @rms_ac_v0_multi_row16x1_stage() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<4096 x i8>
-// CHECK-LABEL: gpu.func @rms_ac_v0_multi_row16x1(
-// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg
-// CHECK: nvvm.cp.async.commit.group
-// CHECK: nvvm.cp.async.shared.global
-// CHECK: nvvm.cp.async.commit.group
-// CHECK: nvvm.cp.async.wait.group 1
-// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xbf16>
-// CHECK: gpu.shuffle
-// CHECK: nvvm.cp.async.wait.group 0
-// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xbf16>
-// CHECK-LABEL: gpu.func @rms_ac_g1_multi_row16x8(
-// CHECK-NOT: nvvm.cp.async
-// CHECK: gpu.return
-nf.kernel @rms_ac(%x: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16>
-    attributes {nf.schedules = [#nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 1, rows_per_thread = 2, async_copy = true>]} {
-  %eps = nf.constant 1.000000e-06 : f32
-  %xb = nf.load %x [B, S, D] : tensor<?x?x128xbf16>
-  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
-  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
-  %v = nf.add %ms, %eps : f32
-  %r = nf.rsqrt %v : f32
-  %y = nf.mul %xf, %r : !nf.row<f32>, f32
-  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
-  nf.return %yb : !nf.row<bf16>
-}
-
-// -----
-
 // Staged rows (a streaming schedule with stage_rows): the vectorized
 // kernel declares an extern shared array, compares the row's bytes (D * 2
 // for x; gate is read after the reduction and is not staged) with the

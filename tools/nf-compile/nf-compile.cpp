@@ -100,13 +100,6 @@ static cl::opt<int64_t>
 static cl::opt<int64_t> rowsPerCta("rows-per-cta",
                                    cl::desc("Force rows per CTA"), cl::init(0),
                                    cl::cat(category));
-static cl::opt<bool> asyncCopy(
-    "async-copy",
-    cl::desc("Take each thread group's rows one after the other, copying the "
-             "next row into shared memory with cp.async while the current "
-             "one is reduced (register-resident schedules, sm_80 and newer; "
-             "--rows-per-thread defaults to 4)"),
-    cl::init(false), cl::cat(category));
 static cl::opt<int64_t> rowsPerThread(
     "rows-per-thread",
     cl::desc("Force the rows each thread holds at once, their loads issued "
@@ -121,12 +114,6 @@ static cl::opt<int64_t> maxCluster(
              "(default 1: such rows are streamed, measured faster; "
              "docs/Rationale.md)"),
     cl::init(1), cl::cat(category));
-static cl::opt<int64_t> minCtasPerSm(
-    "min-ctas-per-sm",
-    cl::desc("Ask ptxas to fit at least N CTAs per SM (.minnctapersm on "
-             "every kernel), which caps its registers per thread (0: let "
-             "ptxas choose, the default)"),
-    cl::init(0), cl::cat(category));
 static cl::opt<bool>
     streaming("streaming",
               cl::desc("Force one streaming schedule (row re-read from "
@@ -252,10 +239,8 @@ int main(int argc, char **argv) {
   options.threadsPerRow = threadsPerRow;
   options.rowsPerCta = rowsPerCta;
   options.rowsPerThread = rowsPerThread;
-  options.asyncCopy = asyncCopy;
   options.streaming = streaming;
   options.stageRows = stageRows;
-  options.minCtasPerSmAll = minCtasPerSm;
   options.maxCluster = maxCluster;
   for (StringRef dim : dims) {
     auto [name, value] = dim.split('=');
