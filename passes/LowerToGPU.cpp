@@ -870,8 +870,7 @@ unsigned KernelLowering::liveBits(Chunk &chunk, ArrayRef<Value> needed,
 /// keep everything (partners are read from other chunks).
 void KernelLowering::maybeRematerialize(MutableArrayRef<Chunk> chunks,
                                         ArrayRef<Value> needed) {
-  if (!vectorized || hasRope || !sched.isRegisterResident() ||
-      chunks.empty() ||
+  if (!vectorized || hasRope || !sched.isRegisterResident() || chunks.empty() ||
       2 * liveBits(chunks.front(), needed, /*keepAll=*/false) >
           liveBits(chunks.front(), needed, /*keepAll=*/true))
     return;
