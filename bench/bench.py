@@ -167,7 +167,7 @@ CASES = [
     ("#1 D dynamic", "2,2048,3072", "bench_srn_bf16_dyn",
      srn_inputs(2, 2048, 3072), srn_eager),
     # Long rows: 512 threads x 4 chunks in registers up to D = 16384 (bf16);
-    # beyond, streamed by 1024 threads (--suffix _staged: --stage-rows).
+    # beyond, streamed by 1024 threads.
     ("#1 long rows", "1,4096,16384", "bench_srn_bf16_D16384",
      srn_inputs(1, 4096, 16384), srn_eager),
     ("#1 long rows", "1,1024,49152", "bench_srn_bf16_D49152",

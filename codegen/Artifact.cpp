@@ -154,16 +154,16 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
     os << "row_length " << (d ? std::to_string(*d) : "?") << "\n";
     for (VariantAttr variant : *variants) {
       Schedule s = Schedule::fromAttr(variant.getSchedule());
-      int64_t stage =
-          variant.getVectorized() ? getStageBytesPerElement(kernel, s) : 0;
+      // `cluster` and `stage` stay in the format for the runtime; this
+      // compiler no longer makes clusters or staged rows (measured slower,
+      // docs/Rationale.md), so they are always 1 and 0.
       os << "variant " << getVariantFunctionName(kernel, variant) << " "
          << (variant.getVectorized() ? "vectorized" : "general") << " max_d "
          << variant.getMaxD() << " schedule " << s.getKindName()
          << " threads_per_row " << s.threadsPerRow << " rows_per_cta "
          << s.ctaRows() << " chunk " << s.chunk << " chunks_per_thread "
          << s.chunksPerThread << " block " << s.blockSize() << " shared "
-         << sharedMemoryBytes(kernel, s, chains) << " cluster " << s.clusterSize
-         << " stage " << stage << "\n";
+         << sharedMemoryBytes(kernel, s, chains) << " cluster 1 stage 0\n";
     }
     os << "chains " << chains.getChains().size() << "\n";
     SmallVector<ArgumentUse> uses = describeArguments(kernel, chains);
@@ -219,14 +219,8 @@ void mlir::nf::printKernelSummary(ModuleOp module, llvm::raw_ostream &os) {
          << " rows_per_thread=" << s.rowsPerThread;
       if (s.isRegisterResident())
         os << " chunks_per_thread=" << s.chunksPerThread;
-      if (s.clusterSize > 1)
-        os << " cluster=" << s.clusterSize;
       os << " block=" << s.blockSize()
-         << " shared=" << sharedMemoryBytes(kernel, s, chains) << "B";
-      if (int64_t stage =
-              variant.getVectorized() ? getStageBytesPerElement(kernel, s) : 0)
-        os << " + staged rows " << s.ctaRows() << "*D*" << stage << "B";
-      os << "\n";
+         << " shared=" << sharedMemoryBytes(kernel, s, chains) << "B\n";
     }
   }
 }

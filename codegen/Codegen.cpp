@@ -46,13 +46,6 @@ ArrayRef<StringRef> mlir::nf::getSupportedChips() {
   return chips;
 }
 
-/// Thread-block clusters (and distributed shared memory): sm_90 and newer.
-static bool hasClusters(StringRef chip) {
-  static const StringRef older[] = {"sm_75", "sm_80", "sm_86", "sm_87",
-                                    "sm_89"};
-  return !llvm::is_contained(older, chip);
-}
-
 static std::string libdevicePath(StringRef cudaPath) {
   llvm::SmallString<256> path(cudaPath);
   llvm::sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
@@ -84,16 +77,6 @@ LogicalResult mlir::nf::validateCodegenOptions(const CodegenOptions &options,
   }
   if (options.rowsPerCta < 0 || options.rowsPerCta > 1024) {
     error = "rows per CTA must be from 1 to 1024";
-    return failure();
-  }
-  if (options.maxCluster < 1 || options.maxCluster > 8 ||
-      !llvm::isPowerOf2_64(options.maxCluster)) {
-    error = "max cluster must be 1, 2, 4 or 8";
-    return failure();
-  }
-  if (options.maxCluster > 1 && !hasClusters(options.chip)) {
-    error = "thread-block clusters need sm_90 or newer; the target is " +
-            options.chip;
     return failure();
   }
   if (options.rowsPerThread < 0 || options.rowsPerThread > 8) {
@@ -154,8 +137,6 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   schedule.rowsPerCta = options.rowsPerCta;
   schedule.rowsPerThread = options.rowsPerThread;
   schedule.forceStreaming = options.streaming;
-  schedule.stageRows = options.stageRows && options.chip != "sm_75";
-  schedule.maxCluster = options.maxCluster;
   rows.addPass(createNfSelectSchedule(schedule));
   NfMaterializeVariantsOptions variants;
   variants.drop.assign(options.dropVariants.begin(),

@@ -37,12 +37,6 @@ struct CodegenOptions {
   int64_t rowsPerCta = 0;
   int64_t rowsPerThread = 0; ///< 0: the schedule's choice
   bool streaming = false;
-  /// Streaming schedules stage rows in dynamic shared memory (cp.async;
-  /// never on sm_75, which lacks it).
-  bool stageRows = false;
-  /// Most CTAs of a cluster that may share a row too long for one CTA
-  /// (1: never, the default: measured slower than streaming such rows).
-  int64_t maxCluster = 1;
   /// Occupancy asked of ptxas per generated function: emitted as
   /// `.minnctapersm` (nvvm.minctasm). nf-compile fills it for the functions
   /// ptxas spilled (see --avoid-spills); empty by default.

@@ -126,10 +126,9 @@ def Nf_ScheduleAttr : Nf_Attr<"Schedule", "schedule"> {
     (16 bytes of the narrowest row type for a vectorized variant, 1 for a
     general one). With `chunks_per_thread` > 0 the row stays in registers:
     a thread holds at most that many chunks, so the variant serves rows of
-    at most `threads_per_row * cluster_size * chunks_per_thread * chunk`
+    at most `threads_per_row * chunks_per_thread * chunk`
     elements. With 0 the row is streamed from memory once per reduction (any
-    D). `cluster_size` CTAs of a thread-block cluster may share one row
-    (sm_90+); `stage_rows` stages a streamed row in dynamic shared memory.
+    D).
     Parameters left at their default are not printed.
 
     ```mlir
@@ -142,9 +141,7 @@ def Nf_ScheduleAttr : Nf_Attr<"Schedule", "schedule"> {
     "int64_t":$rows_per_cta,
     "int64_t":$chunk,
     "int64_t":$chunks_per_thread,
-    DefaultValuedParameter<"int64_t", "1">:$rows_per_thread,
-    DefaultValuedParameter<"int64_t", "1">:$cluster_size,
-    DefaultValuedParameter<"bool", "false">:$stage_rows
+    DefaultValuedParameter<"int64_t", "1">:$rows_per_thread
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

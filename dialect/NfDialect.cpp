@@ -92,8 +92,7 @@ LogicalResult RowType::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t threadsPerRow, int64_t rowsPerCta,
                                    int64_t chunk, int64_t chunksPerThread,
-                                   int64_t rowsPerThread, int64_t clusterSize,
-                                   bool stageRows) {
+                                   int64_t rowsPerThread) {
   if (!llvm::isPowerOf2_64(threadsPerRow) || threadsPerRow > 1024 ||
       (threadsPerRow > 32 && threadsPerRow % 32 != 0))
     return emitError() << "threads_per_row must be a power of two <= 1024, "
@@ -112,23 +111,11 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (rowsPerThread < 1 || rowsPerThread > 8)
     return emitError() << "rows_per_thread must be 1 to 8, found "
                        << rowsPerThread;
-  if (stageRows && chunksPerThread > 0)
-    return emitError() << "stage_rows needs a streamed row "
-                          "(chunks_per_thread = 0)";
-  if (!llvm::isPowerOf2_64(clusterSize) || clusterSize > 8)
-    return emitError() << "cluster_size must be 1, 2, 4 or 8, found "
-                       << clusterSize;
-  if (clusterSize > 1 && (chunksPerThread == 0 || threadsPerRow < 32 ||
-                          rowsPerCta != 1 || rowsPerThread != 1))
-    return emitError() << "a cluster shares one register-resident row of at "
-                          "least a warp per CTA (rows_per_cta = "
-                          "rows_per_thread = 1)";
   return success();
 }
 
 int64_t ScheduleAttr::getCapacity() const {
-  return getThreadsPerRow() * getClusterSize() * getChunksPerThread() *
-         getChunk();
+  return getThreadsPerRow() * getChunksPerThread() * getChunk();
 }
 
 LogicalResult VariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,

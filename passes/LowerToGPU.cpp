@@ -166,16 +166,8 @@ private:
 
   // Thread coordinates.
   Value lane, rowInCta, warpInRow, laneInWarp;
-  /// The thread's lane among all threads of its row: `lane`, offset by the
-  /// CTA's rank in its cluster when CTAs share a row.
+  /// The thread's lane among all threads of its row (`lane`).
   Value rowLane;
-
-  // Clusters (Schedule::clusterSize > 1): the CTA's rank in its cluster and
-  // a shared slot per reduction that the other CTAs read through
-  // distributed shared memory.
-  Value clusterRank;
-  std::string clusterGlobal;
-  void clusterBarrier();
 
   // Row state, reset per row.
   Value rowB, rowS, rowFrame, rowValid;
@@ -209,26 +201,12 @@ private:
                ArrayRef<ReduceOp> reductions,
                ArrayRef<std::pair<unsigned, Value>> outputs);
 
-  // Row staging (Schedule::stageRows, vectorized variant only): the dynamic
-  // shared memory the launch provides holds, per row of the CTA, the row of
-  // each staged tensor; each thread copies and reads back only its own
-  // chunks, so no barrier guards it.
-  std::string rowStageGlobal;           ///< name of the dynamic shared array
-  DenseMap<Value, Value> stagedRowBase; ///< tensor -> its row in shared memory
-  /// Emits the streaming passes of the thread's rows, reading the staged
-  /// tensors from shared memory when they are in `stagedRowBase`.
+  /// Emits the streaming passes of the thread's rows.
   void emitStreamedRows(unsigned chainIndex, int64_t group,
                         MutableArrayRef<RowState> rowStates,
                         ArrayRef<ReduceOp> reductions,
                         ArrayRef<std::pair<unsigned, Value>> outputs,
                         Value numChunks);
-  /// Stages the current row if the launch gave enough dynamic shared memory,
-  /// then emits its passes (from shared memory, or streamed otherwise).
-  void emitStagedOrStreamedRow(unsigned chainIndex,
-                               MutableArrayRef<RowState> rowStates,
-                               ArrayRef<ReduceOp> reductions,
-                               ArrayRef<std::pair<unsigned, Value>> outputs,
-                               Value numChunks);
   scf::ForOp
   chunkLoop(Value numChunks, ValueRange init,
             function_ref<SmallVector<Value>(Chunk &, ValueRange)> body);
@@ -330,26 +308,6 @@ LogicalResult KernelLowering::emit(StringRef name) {
                         gpu::AddressSpaceAttr::get(
                             b.getContext(), gpu::AddressSpace::Workgroup)));
 
-  // Row staging: an extern shared array, sized by the launch.
-  if (sched.stageRows && vectorized &&
-      getStageBytesPerElement(kernel, sched) > 0) {
-    rowStageGlobal = (name + "_rows").str();
-    LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
-                           /*isConstant=*/false, LLVM::Linkage::External,
-                           rowStageGlobal, Attribute(), /*alignment=*/16,
-                           /*addrSpace=*/3);
-  }
-
-  if (sched.clusterSize > 1) {
-    clusterGlobal = (name + "_cluster").str();
-    LLVM::GlobalOp::create(
-        b, loc,
-        LLVM::LLVMArrayType::get(b.getF32Type(),
-                                 std::max<unsigned>(1, maxReductions)),
-        /*isConstant=*/false, LLVM::Linkage::Internal, clusterGlobal,
-        Attribute(), /*alignment=*/4, /*addrSpace=*/3);
-  }
-
   auto func =
       gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(paramTypes, {}),
                              workgroupTypes, TypeRange{});
@@ -360,15 +318,11 @@ LogicalResult KernelLowering::emit(StringRef name) {
     workgroup = func.getWorkgroupAttributions().front();
     // The partials are read back 16 bytes at a time (LLVM merges the
     // loads), so the buffer must be 16-byte aligned: it was only by luck
-    // while it was the first shared variable (a cluster kernel's slots
-    // before it gave a misaligned-address fault on the H100).
+    // while it was the first shared variable (another shared variable
+    // before it once gave a misaligned-address fault on the H100).
     func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
                                      b.getI64IntegerAttr(16));
   }
-  // A 1-D cluster: the runtime launches as many CTAs per row, consecutive.
-  if (sched.clusterSize > 1)
-    func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
-                  b.getDenseI32ArrayAttr({(int32_t)sched.clusterSize, 1, 1}));
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&func.getBody().front());
@@ -382,11 +336,6 @@ LogicalResult KernelLowering::emit(StringRef name) {
   warpInRow = div(lane, i64c(32));
   laneInWarp = rem(lane, i64c(32));
   rowLane = lane;
-  if (sched.clusterSize > 1) {
-    // For a cluster of (n, 1, 1), %cluster_ctarank is blockIdx.x mod n.
-    clusterRank = rem(cta, i64c(sched.clusterSize));
-    rowLane = add(mul(clusterRank, threads), lane);
-  }
 
   // Chains own consecutive CTA ranges, so each CTA runs one chain and its
   // barriers are uniform.
@@ -394,8 +343,6 @@ LogicalResult KernelLowering::emit(StringRef name) {
   Value rowsPerCta = i64c(sched.ctaRows());
   for (unsigned c = 0; c < chains.getChains().size(); ++c) {
     Value ctas = arith::CeilDivUIOp::create(b, loc, chainRows[c], rowsPerCta);
-    if (sched.clusterSize > 1)
-      ctas = mul(ctas, i64c(sched.clusterSize));
     Value end = add(ctaStart, ctas);
     Value mine = andI(
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, cta, ctaStart),
@@ -562,10 +509,7 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
   // apart; each row is set up (row offsets, select and rotary state) before
   // any is computed.
   int64_t group = sched.rowsPerThread;
-  // A cluster's CTAs share one row (rows_per_cta and group are 1 then).
-  Value rowCta =
-      sched.clusterSize > 1 ? div(localCta, i64c(sched.clusterSize)) : localCta;
-  Value first = mul(rowCta, i64c(sched.rowsPerCta * group));
+  Value first = mul(localCta, i64c(sched.rowsPerCta * group));
   auto rowIndex = [&](int64_t g) {
     return add(first, add(i64c(g * sched.rowsPerCta), rowInCta));
   };
@@ -625,31 +569,19 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
       if (g > 0)
         swapRow(rowStates[g]);
     }
-    // The other CTAs of the cluster may still read this CTA's reduction
-    // slots: none leaves before all are done.
-    if (sched.clusterSize > 1)
-      clusterBarrier();
     return success();
   }
 
   // Streaming: one loop over the thread's chunks per phase, the thread's
   // rows one after the other (the general variant of a register-resident
   // schedule may stream; its CTAs cover as many rows).
-  if (!rowStageGlobal.empty() &&
-      !getStagedRowTensors(chain).empty()) // streaming: group == 1
-    emitStagedOrStreamedRow(c, rowStates, reductions, outputs, numChunks);
-  else
-    emitStreamedRows(c, group, rowStates, reductions, outputs, numChunks);
-  if (sched.clusterSize > 1)
-    clusterBarrier();
+  emitStreamedRows(c, group, rowStates, reductions, outputs, numChunks);
   return success();
 }
 
 scf::ForOp KernelLowering::chunkLoop(
     Value numChunks, ValueRange init,
     function_ref<SmallVector<Value>(Chunk &, ValueRange)> body) {
-  // With a cluster (the general variant of a cluster schedule streams),
-  // the row's chunks are spread over all CTAs of the cluster.
   auto loop = scf::ForOp::create(b, loc, rowLane, numChunks,
                                  i64c(sched.rowThreads()), init);
   OpBuilder::InsertionGuard guard(b);
@@ -693,77 +625,6 @@ void KernelLowering::emitStreamedRows(
     if (g > 0)
       swapRow(rowStates[g]);
   }
-}
-
-void KernelLowering::emitStagedOrStreamedRow(
-    unsigned c, MutableArrayRef<RowState> rowStates,
-    ArrayRef<ReduceOp> reductions, ArrayRef<std::pair<unsigned, Value>> outputs,
-    Value numChunks) {
-  const Chain &chain = chains.getChains()[c];
-  SmallVector<Value> tensors = getStagedRowTensors(chain);
-  // Layout of a CTA row's slot: each staged tensor's row in turn.
-  SmallVector<Value> tensorOffsets;
-  Value rowBytes = i64c(0);
-  for (Value tensor : tensors) {
-    tensorOffsets.push_back(rowBytes);
-    auto type = cast<RankedTensorType>(tensor.getType());
-    rowBytes =
-        add(rowBytes, mul(rowLength, i64c(type.getElementTypeBitWidth() / 8)));
-  }
-  // The condition is the same for every thread of the CTA (D and the launch's
-  // shared memory), so the barriers of either branch stay uniform.
-  Value available = arith::ExtUIOp::create(
-      b, loc, b.getI64Type(),
-      NVVM::DynamicSmemSize::create(b, loc, b.getI32Type()));
-  Value fits =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
-                            mul(rowBytes, i64c(sched.rowsPerCta)), available);
-  auto ifOp = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/true);
-  // Scalars computed in one branch do not dominate the other.
-  DenseMap<Value, Value> rowScalars = scalars;
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
-    Value base = LLVM::AddressOfOp::create(b, loc, ptr3, rowStageGlobal);
-    Value rowBase = LLVM::GEPOp::create(b, loc, ptr3, b.getI8Type(), base,
-                                        ValueRange{mul(rowInCta, rowBytes)});
-    for (auto [tensor, offset] : llvm::zip(tensors, tensorOffsets))
-      stagedRowBase[tensor] = LLVM::GEPOp::create(b, loc, ptr3, b.getI8Type(),
-                                                  rowBase, ValueRange{offset});
-    // Every chunk of every staged tensor in flight at once, without
-    // registers; .cg keeps the once-read row out of L1.
-    chunkLoop(numChunks, {}, [&](Chunk &chunk, ValueRange) {
-      for (Value tensor : tensors) {
-        auto type = cast<RankedTensorType>(tensor.getType());
-        Type element = type.getElementType();
-        int64_t bytes = type.getElementTypeBitWidth() / 8;
-        Value ptr = argValue[cast<BlockArgument>(tensor).getArgNumber()];
-        Value src = gep(ptr, element,
-                        add(rowOffset(tensor, BroadcastKind::BSD), chunk.base));
-        Value dst = LLVM::GEPOp::create(
-            b, loc, ptr3, b.getI8Type(), stagedRowBase[tensor],
-            ValueRange{mul(chunk.base, i64c(bytes))});
-        for (int64_t at = 0; at < sched.chunk * bytes; at += 16) {
-          Value from = LLVM::GEPOp::create(b, loc, src.getType(), b.getI8Type(),
-                                           src, ValueRange{i64c(at)});
-          Value to = LLVM::GEPOp::create(b, loc, ptr3, b.getI8Type(), dst,
-                                         ValueRange{i64c(at)});
-          NVVM::CpAsyncOp::create(b, loc, to, from, 16,
-                                  NVVM::LoadCacheModifierKind::CG, Value());
-        }
-      }
-      return SmallVector<Value>{};
-    });
-    NVVM::CpAsyncCommitGroupOp::create(b, loc);
-    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-    emitStreamedRows(c, 1, rowStates, reductions, outputs, numChunks);
-    stagedRowBase.clear();
-  }
-  scalars = rowScalars;
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.elseBlock());
-  emitStreamedRows(c, 1, rowStates, reductions, outputs, numChunks);
 }
 
 void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
@@ -999,14 +860,6 @@ Value KernelLowering::evaluate(Value v, Chunk &chunk) {
           .Case([&](LoadOp load) -> Value {
             auto type = cast<RankedTensorType>(load.getSource().getType());
             Type element = type.getElementType();
-            auto rowIt = stagedRowBase.find(load.getSource());
-            if (rowIt != stagedRowBase.end()) {
-              unsigned bytes = element.getIntOrFloatBitWidth() / 8;
-              Value address = LLVM::GEPOp::create(
-                  b, loc, rowIt->second.getType(), b.getI8Type(), rowIt->second,
-                  ValueRange{mul(chunk.base, i64c(bytes))});
-              return LLVM::LoadOp::create(b, loc, vecOf(element), address, 16);
-            }
             Value ptr =
                 argValue[cast<BlockArgument>(load.getSource()).getArgNumber()];
             if (load.getKind() == BroadcastKind::One) {
@@ -1377,33 +1230,6 @@ Value KernelLowering::allReduce(Value partial, ReduceKind kind, unsigned slot) {
     }
     partial = total;
   }
-  if (sched.clusterSize > 1) {
-    // One thread per CTA publishes the CTA's result; after the cluster
-    // barrier every thread reads all of them through distributed shared
-    // memory (mapa), in rank order, so that every CTA gets the same sum.
-    auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
-    auto ptr7 = LLVM::LLVMPointerType::get(b.getContext(), 7);
-    Value base = LLVM::AddressOfOp::create(b, loc, ptr3, clusterGlobal);
-    Value mine = LLVM::GEPOp::create(b, loc, ptr3, b.getF32Type(), base,
-                                     ValueRange{i64c(slot)});
-    Value leader =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, i64c(0));
-    auto ifOp = scf::IfOp::create(b, loc, leader, false);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      LLVM::StoreOp::create(b, loc, partial, mine, 4);
-    }
-    clusterBarrier();
-    Value total;
-    for (int64_t r = 0; r < sched.clusterSize; ++r) {
-      Value rank = arith::ConstantIntOp::create(b, loc, r, 32);
-      Value remote = NVVM::MapaOp::create(b, loc, ptr7, mine, rank);
-      Value part = LLVM::LoadOp::create(b, loc, b.getF32Type(), remote, 4);
-      total = total ? combine(kind, total, part) : part;
-    }
-    partial = total;
-  }
   if (kind == ReduceKind::Mean || kind == ReduceKind::MeanSq) {
     // sum * (1 / D), the reciprocal from rcp.approx and one Newton step:
     // within an ulp of sum / D, without the division subroutine.
@@ -1415,14 +1241,6 @@ Value KernelLowering::allReduce(Value partial, ReduceKind kind, unsigned slot) {
     partial = arith::MulFOp::create(b, loc, partial, r);
   }
   return partial;
-}
-
-void KernelLowering::clusterBarrier() {
-  // barrier.cluster.arrive has release and .wait acquire semantics: shared
-  // memory written before the arrive is visible to the cluster after the
-  // wait.
-  NVVM::ClusterArriveOp::create(b, loc, UnitAttr());
-  NVVM::ClusterWaitOp::create(b, loc, UnitAttr());
 }
 
 void KernelLowering::storeRow(unsigned result, Value value, Chunk &chunk) {

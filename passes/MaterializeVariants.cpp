@@ -118,11 +118,8 @@ struct NfMaterializeVariantsPass
       Schedule g = s;
       g.chunksPerThread *= g.chunk;
       g.chunk = 1;
-      g.stageRows = false;
-      if (g.chunksPerThread > kMaxGeneralElements && !needsWholeRow) {
+      if (g.chunksPerThread > kMaxGeneralElements && !needsWholeRow)
         g.chunksPerThread = 0;
-        g.clusterSize = 1;
-      }
       if (needsWholeRow && !g.isRegisterResident())
         return kernel.emitOpError(
             "writes in place and applies rotary embedding, which needs a "

@@ -82,18 +82,8 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
       the family into variants the runtime picks from at launch, so a
       kernel compiled without `--dim` runs every D with the schedule a
       specialization would have.
-    - static D too long for 512 threads' registers, with `max-cluster` > 1
-      (an option, sm_90 and newer; measured slower than streaming):
-      `cluster`, the row shared by the fewest CTAs of a thread-block cluster
-      (2, 4 or 8) that hold it in registers, reductions combined through
-      distributed shared memory.
     - a static row too long for registers: `streaming`, 1024 threads, the
-      row read from memory once per reduction; with `stage-rows` (an
-      option, measured no faster as it stands) `staged`: the vectorized
-      variant copies the row's `[B, S, D]` tensors that feed a reduction
-      into dynamic shared memory once and reads them from there, when the
-      launch provides `rows_per_cta * D * <their bytes per element>` bytes
-      of it (else it streams).
+      row read from memory once per reduction.
 
     An option that forces a choice gives one schedule for a dynamic D too
     (streaming with 256 threads unless `threads-per-row` says otherwise),
@@ -118,13 +108,6 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
            "most 16-byte chunks of a row a thread keeps in registers">,
     Option<"forceStreaming", "streaming", "bool", /*default=*/"false",
            "stream the row from memory even when D is static">,
-    Option<"maxCluster", "max-cluster", "int64_t", /*default=*/"1",
-           "most CTAs of a thread-block cluster that may share a row too "
-           "long for one CTA's registers (sm_90+; 2, 4 or 8; 1: none, the "
-           "row is streamed)">,
-    Option<"stageRows", "stage-rows", "bool", /*default=*/"false",
-           "streaming schedules: stage the row in dynamic shared memory "
-           "with cp.async (sm_80+) when the launch provides it">,
   ];
   let dependentDialects = ["::mlir::nf::NfDialect"];
 }
@@ -195,12 +178,9 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     ranges, so barriers stay uniform). A thread owns chunks `lane`,
     `lane + T`, ... of its row. Reductions accumulate in f32: a partial per
     thread, a butterfly of `gpu.shuffle xor` inside the row's lanes, then a
-    shared-memory step across the warps of a CTA row, and for a `cluster`
-    schedule a step across the cluster's CTAs through distributed shared
-    memory. LayerNorm's two reductions run as two passes over the
-    register-resident row (a `streaming` row is re-read per pass; a `staged`
-    one is copied into dynamic shared memory with `cp.async` first, when the
-    launch provides it). Modulation operands are loaded per row;
+    shared-memory step across the warps of a CTA row. LayerNorm's two
+    reductions run as two passes over the register-resident row (a
+    `streaming` row is re-read per pass). Modulation operands are loaded per row;
     `select_load` loads only the chosen operand; a rotary partner in another
     lane of the warp is exchanged with `gpu.shuffle xor`, otherwise it is
     recomputed from its own inputs.

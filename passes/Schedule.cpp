@@ -21,18 +21,17 @@ using namespace mlir::nf;
 
 StringRef Schedule::getKindName() const {
   if (!isRegisterResident())
-    return stageRows ? "staged" : "streaming";
+    return "streaming";
   if (threadsPerRow < 32)
     return "multi_row";
   if (threadsPerRow == 32)
     return "warp";
-  return clusterSize > 1 ? "cluster" : "cta";
+  return "cta";
 }
 
 ScheduleAttr Schedule::toAttr(MLIRContext *ctx) const {
   return ScheduleAttr::get(ctx, threadsPerRow, rowsPerCta, chunk,
-                           chunksPerThread, rowsPerThread, clusterSize,
-                           stageRows);
+                           chunksPerThread, rowsPerThread);
 }
 
 Schedule Schedule::fromAttr(ScheduleAttr attr) {
@@ -42,8 +41,6 @@ Schedule Schedule::fromAttr(ScheduleAttr attr) {
   s.chunk = attr.getChunk();
   s.chunksPerThread = attr.getChunksPerThread();
   s.rowsPerThread = attr.getRowsPerThread();
-  s.clusterSize = attr.getClusterSize();
-  s.stageRows = attr.getStageRows();
   return s;
 }
 
@@ -91,46 +88,6 @@ int64_t mlir::nf::computeChunkElements(KernelOp kernel) {
   return 16 / narrowest;
 }
 
-SmallVector<Value> mlir::nf::getStagedRowTensors(const Chain &chain) {
-  // Everything a reduction reads, transitively, within the chain.
-  llvm::SmallPtrSet<Operation *, 16> feeds;
-  SmallVector<Operation *> work;
-  for (Operation *op : chain.ops)
-    if (isa<ReduceOp>(op))
-      work.push_back(op);
-  while (!work.empty()) {
-    Operation *op = work.pop_back_val();
-    if (!feeds.insert(op).second)
-      continue;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        work.push_back(def);
-  }
-  SmallVector<Value> tensors;
-  for (Operation *op : chain.ops)
-    if (auto load = dyn_cast<LoadOp>(op))
-      if (load.getKind() == BroadcastKind::BSD && feeds.contains(op) &&
-          !llvm::is_contained(tensors, load.getSource()))
-        tensors.push_back(load.getSource());
-  return tensors;
-}
-
-int64_t mlir::nf::getStageBytesPerElement(KernelOp kernel,
-                                          const Schedule &schedule) {
-  if (!schedule.stageRows)
-    return 0;
-  ChainAnalysis chains(kernel);
-  int64_t most = 0;
-  for (const Chain &chain : chains.getChains()) {
-    int64_t bytes = 0;
-    for (Value tensor : getStagedRowTensors(chain))
-      bytes +=
-          cast<RankedTensorType>(tensor.getType()).getElementTypeBitWidth() / 8;
-    most = std::max(most, bytes);
-  }
-  return most;
-}
-
 std::optional<int64_t> mlir::nf::getStaticRowLength(KernelOp kernel) {
   ChainAnalysis chains(kernel);
   std::optional<int64_t> length;
@@ -176,7 +133,7 @@ struct NfSelectSchedulePass
   /// schedule the options describe (as a static D does), not a family.
   bool forced() const {
     return threadsPerRow > 0 || rowsPerCta > 0 || rowsPerThread > 0 ||
-           forceStreaming || stageRows || maxCluster > 1;
+           forceStreaming;
   }
 
   /// The schedules of `kernel`, by the rows they hold in registers,
@@ -251,32 +208,10 @@ struct NfSelectSchedulePass
           s.threadsPerRow *= 2;
       }
       s.chunksPerThread = llvm::divideCeil(vectors, s.threadsPerRow);
-      // Too long a row for one CTA's registers: share it among the CTAs of
-      // a cluster where the target has them, else stream it.
-      // Not with rotary embedding: a partner element may live in another
-      // CTA, and an in-place result would race with its read.
-      bool rope = false;
-      kernel.walk([&](RopeOp) { rope = true; });
-      int64_t clusterLimit = rope ? 1 : maxCluster;
-      // Cluster CTAs of 256 threads: with 512, the cluster's own
-      // registers (rank, remote addresses) on top of 4 chunks passed the
-      // 128 a 512-thread CTA allows (ptxas spilled 28 bytes).
-      if (s.chunksPerThread > maxChunks && threadsPerRow == 0) {
-        const int64_t ctaThreads = 256;
-        auto chunksWith = [&](int64_t cluster) {
-          return (int64_t)llvm::divideCeil(vectors, ctaThreads * cluster);
-        };
-        int64_t cluster = 2;
-        while (cluster < clusterLimit && chunksWith(cluster) > maxChunks)
-          cluster *= 2;
-        if (cluster <= clusterLimit && chunksWith(cluster) <= maxChunks) {
-          s.threadsPerRow = ctaThreads;
-          s.clusterSize = cluster;
-          s.chunksPerThread = chunksWith(cluster);
-        } else {
-          streaming = tooLong = true;
-        }
-      }
+      // Too long a row for one CTA's registers: stream it (sharing it among
+      // the CTAs of a cluster measured slower, docs/Rationale.md).
+      if (s.chunksPerThread > maxChunks && threadsPerRow == 0)
+        streaming = tooLong = true;
     }
     // Streamed rows: 256 threads, measured best for a dynamic D at
     // D = 3072 on an H100 (77% of the copy floor against 66% with 512 and
@@ -284,7 +219,6 @@ struct NfSelectSchedulePass
     // (D = 49152 / 65536: 61 / 75% against 44 / 69% with 256;
     // docs/benchmarks.md).
     if (streaming) {
-      s.clusterSize = 1;
       s.threadsPerRow = threadsPerRow > 0 ? (int64_t)threadsPerRow
                         : tooLong         ? 1024
                                           : 256;
@@ -306,31 +240,14 @@ struct NfSelectSchedulePass
       s.rowsPerThread = rowsPerThread;
     else
       s.rowsPerThread = s.threadsPerRow < 32 && s.chunksPerThread == 1 ? 2 : 1;
-    // Staging only where a reduction reads [B, S, D] rows.
-    s.stageRows = stageRows && streaming;
-    if (s.stageRows && getStageBytesPerElement(kernel, s) == 0)
-      s.stageRows = false;
     // Blocks of 128 threads: on an H100 this beat 256 for D = 3072 rows
     // (92.7% against 88.5% of the copy floor, docs/Results.md), more
     // resident CTAs hiding more of each row's reduction latency.
     s.rowsPerCta = rowsPerCta > 0 ? (int64_t)rowsPerCta
                                   : std::max<int64_t>(1, 128 / s.threadsPerRow);
-    // A cluster shares one row per CTA; forced options that ask otherwise
-    // get the streaming schedule instead.
-    if (s.clusterSize > 1 &&
-        (s.rowsPerThread != 1 || s.rowsPerCta != 1)) {
-      s.clusterSize = 1;
-      s.chunksPerThread = 0;
-      s.threadsPerRow = 1024;
-      s.rowsPerThread = 1;
-      s.rowsPerCta = rowsPerCta > 0 ? (int64_t)rowsPerCta : 1;
-    }
     if (rowsPerThread < 0 || rowsPerThread > 8)
       return kernel.emitOpError("rows-per-thread must be 1 to 8, found ")
              << rowsPerThread;
-    if (maxCluster < 1 || maxCluster > 8 || !llvm::isPowerOf2_64(maxCluster))
-      return kernel.emitOpError("max-cluster must be 1, 2, 4 or 8, found ")
-             << maxCluster;
     if (!llvm::isPowerOf2_64(s.threadsPerRow) || s.threadsPerRow > 1024 ||
         s.blockSize() > 1024)
       return kernel.emitOpError("schedule of ")

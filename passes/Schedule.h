@@ -34,31 +34,18 @@ struct Schedule {
   /// a CTA of `rowsPerCta` row groups covers `rowsPerCta * rowsPerThread`
   /// rows, and every row's loads are issued before the first reduction.
   int64_t rowsPerThread = 1;
-  /// Streaming schedules: the vectorized variant copies each row's [B, S, D]
-  /// tensors that feed a reduction into dynamic shared memory once
-  /// (cp.async, sm_80+) and every pass reads them from there, when the
-  /// launch provides the memory; otherwise it re-reads them from global
-  /// memory per pass.
-  bool stageRows = false;
-  /// CTAs that share one row (a thread-block cluster, sm_90+): each holds
-  /// its part in registers and the reductions combine the CTAs' partial
-  /// results through distributed shared memory. 1: no cluster.
-  int64_t clusterSize = 1;
 
   int64_t blockSize() const { return threadsPerRow * rowsPerCta; }
-  /// Rows one CTA covers (what the runtime divides the rows by); with a
-  /// cluster, one row takes `clusterSize` CTAs.
+  /// Rows one CTA covers (what the runtime divides the rows by).
   int64_t ctaRows() const { return rowsPerCta * rowsPerThread; }
-  /// Threads that share one row, across the CTAs of a cluster.
-  int64_t rowThreads() const { return threadsPerRow * clusterSize; }
+  /// Threads that share one row.
+  int64_t rowThreads() const { return threadsPerRow; }
   bool isRegisterResident() const { return chunksPerThread > 0; }
-  /// "multi_row", "warp", "cta", "cluster", "staged" or "streaming".
+  /// "multi_row", "warp", "cta" or "streaming".
   StringRef getKindName() const;
 
   /// Most elements of a row the schedule holds in registers (0: streamed).
-  int64_t capacity() const {
-    return threadsPerRow * clusterSize * chunksPerThread * chunk;
-  }
+  int64_t capacity() const { return threadsPerRow * chunksPerThread * chunk; }
 
   ScheduleAttr toAttr(MLIRContext *ctx) const;
   static Schedule fromAttr(ScheduleAttr attr);
@@ -83,16 +70,6 @@ bool isDroppableVariant(KernelOp kernel, VariantAttr variant);
 /// Elements per chunk: 16 bytes of the narrowest element type the rows of
 /// `kernel` load or store.
 int64_t computeChunkElements(KernelOp kernel);
-
-/// The [B, S, D] tensors a staged schedule copies into shared memory for
-/// `chain`: those whose loads feed a reduction (a tensor read only after the
-/// last reduction is read once anyway), in body order.
-SmallVector<Value> getStagedRowTensors(const Chain &chain);
-
-/// Bytes of dynamic shared memory a staged schedule uses per row and per
-/// element of D: the most any chain's staged tensors take (0: nothing to
-/// stage, or not a staged schedule).
-int64_t getStageBytesPerElement(KernelOp kernel, const Schedule &schedule);
 
 /// The static row length of the kernel, if every chain's D is static and
 /// they agree.

@@ -46,8 +46,8 @@ if command -v compute-sanitizer > /dev/null; then
            "scale_residual_layernorm_scale_shift_bf16_D1536.nfa scale_residual_layernorm_scale_shift_bf16_D1536" \
            "select01_residual_layernorm_modulate_bf16_D2240.nfa select01_residual_layernorm_modulate_bf16_D2240" \
            "qk_rmsnorm_rope_neox_partial_bf16.nfa qk_rmsnorm_rope_neox_partial_bf16_T16H24" \
-           "fused_add_gate_norm_bf16_staged.nfa fused_add_gate_norm_bf16_D3072" \
-           "scale_residual_layernorm_scale_shift_f32_staged.nfa scale_residual_layernorm_scale_shift_f32_D16384" \
+           "fused_add_gate_norm_bf16_long_dyn.nfa fused_add_gate_norm_bf16_D3072" \
+           "scale_residual_layernorm_scale_shift_f32_long_dyn.nfa scale_residual_layernorm_scale_shift_f32_D16384" \
            "fused_add_gate_norm_bf16_D32768.nfa fused_add_gate_norm_bf16_D32768"; do
     set -- $c
     # Subsets (make-gpu-cases.sh ONLY=...) lack some of them.

@@ -5,8 +5,8 @@
 # machine has no MLIR; tools/gpu-check.sh runs these there.
 #
 #   tools/make-gpu-cases.sh [BUILD_BIN] [SM]     -> gpu-cases/
-#   ONLY=long tools/make-gpu-cases.sh ...        (only the staged and
-#        long-row cases at the end)
+#   ONLY=long tools/make-gpu-cases.sh ...        (only the long-row cases
+#        at the end)
 #
 # The device tool carries at most 64 MiB, so large-D cases use few rows.
 set -euo pipefail
@@ -81,22 +81,21 @@ done
     case_ "$f" "${name}_${dt}_T1H3" "$art" "B=1,S=3,P=16"
   done
 done
-# Row staging (--stage-rows, D dynamic: staged where the rows fit the
-# launch's shared memory, streamed past it) and static rows too long for
-# registers (streamed by 1024 threads).
+# D dynamic at long rows (register-resident to 16384, streamed past it)
+# and static rows too long for registers (streamed by 1024 threads).
 for ex in examples/scale_residual_layernorm_scale_shift.mlir \
           examples/fused_add_gate_norm.mlir; do
   name=$(basename "$ex" .mlir)
   for dt in bf16 f32; do
     f=$(variant "$ex" "$dt")
-    staged=$(compile "$f" "${name}_${dt}_staged" --stage-rows)
+    dynamic=$(compile "$f" "${name}_${dt}_long_dyn")
     for d in 100 3072 16384 65536; do
       rows=$(rowdims "$d")
       [ -d "$out/cases/${name}_${dt}_D$d" ] \
         || "$bin/nf-interp" "$f" --dims "$rows,D=$d" --seed 7 \
              --write-dir "$out/cases/${name}_${dt}_D$d" > /dev/null
       for flags in "" "--misalign" "--pad 8" "--graph"; do
-        echo "$staged $out/cases/${name}_${dt}_D$d $flags" >> "$list"
+        echo "$dynamic $out/cases/${name}_${dt}_D$d $flags" >> "$list"
       done
     done
     long=$(compile "$f" "${name}_${dt}_D32768" --dim D=32768)

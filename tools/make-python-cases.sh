@@ -31,17 +31,14 @@ nfc examples/fused_add_gate_norm.mlir --dim D=3840 -o "$out/bench/bench_fagn_D38
 nfc examples/norm_tanh_mul_add_norm_scale.mlir --dim D=3840 -o "$out/bench/bench_ntma_D3840.nfa"
 nfc examples/qk_rmsnorm_rope_neox.mlir -o "$out/bench/bench_qk_neox.nfa"
 nfc examples/select01_layernorm_modulate.mlir --dim D=3072 -o "$out/bench/bench_sel_D3072.nfa"
-# D dynamic; long rows (register-resident to 16384, then streamed), and
-# the streamed ones with --stage-rows (bench.py --suffix _staged).
+# D dynamic; long rows (register-resident to 16384, then streamed).
 nfc examples/scale_residual_layernorm_scale_shift.mlir -o "$out/bench/bench_srn_bf16_dyn.nfa"
 for d in 16384 49152; do
   nfc examples/scale_residual_layernorm_scale_shift.mlir --dim D=$d -o "$out/bench/bench_srn_bf16_D$d.nfa"
 done
 for d in 32768 65536; do
   nfc examples/fused_add_gate_norm.mlir --dim D=$d -o "$out/bench/bench_fagn_D$d.nfa"
-  nfc examples/fused_add_gate_norm.mlir --dim D=$d --stage-rows -o "$out/bench/bench_fagn_D${d}_staged.nfa"
 done
-nfc examples/scale_residual_layernorm_scale_shift.mlir --dim D=49152 --stage-rows -o "$out/bench/bench_srn_bf16_D49152_staged.nfa"
 # The roofline benchmark (bench/roofline.py): one artifact per kernel with D
 # dynamic, the one a user ships, timed at every D against kernels specialized
 # per D. File name = kernel name (roofline.py loads <kernel>.nfa).
@@ -71,10 +68,7 @@ for ex in examples/*.mlir; do
       *) nfc "$src" -o "$out/matrix/${name}_${dt}_dyn.nfa"
          for d in 1536 3072 3840 8192 32768; do
            nfc "$src" --dim "D=$d" -o "$out/matrix/${name}_${dt}_D$d.nfa"
-         done
-         # Row staging (an option): D dynamic, so sizes up to 65536 take
-         # the staged branch where the rows fit and the streamed one past it.
-         nfc "$src" --stage-rows -o "$out/matrix/${name}_${dt}_staged.nfa" ;;
+         done ;;
     esac
   done
 done

@@ -16,17 +16,8 @@
 // alignment; rows longer than 512 threads x 4 chunks are streamed by 1024
 // threads.
 // RUN: nf-compile %s --sm sm_90 --emit=ptx | FileCheck %s --check-prefix=FAMILY
-// D fixed but too long for one CTA's registers: streamed by 1024 threads;
-// with --max-cluster 8 (sm_90+), a cluster of 4 CTAs of 256 threads shares
-// the row (distributed shared memory for the reductions).
+// D fixed but too long for one CTA's registers: streamed by 1024 threads.
 // RUN: nf-compile %s --sm sm_90 --dim D=32768 --emit=ptx | FileCheck %s --check-prefix=LONG
-// RUN: nf-compile %s --sm sm_90 --dim D=32768 --max-cluster 8 --emit=ptx | FileCheck %s --check-prefix=CLUSTER
-// --stage-rows: when the launch gives enough dynamic shared memory, x's row
-// is copied there with cp.async once and the reduction and the output pass
-// read it back; else the streaming passes.
-// RUN: nf-compile %s --sm sm_80 --stage-rows --emit=ptx | FileCheck %s --check-prefix=STAGED
-// sm_75 has no cp.async: streamed.
-// RUN: nf-compile %s --sm sm_75 --stage-rows --emit=ptx | FileCheck %s --check-prefix=NOSTAGE
 
 nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16> {
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
@@ -76,45 +67,6 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 // LONG: ld.global.nc.v4.b32
 // LONG: bar.sync
 // LONG: st.global.v4.b32
-
-// The cross-warp scratch is read 16 bytes at a time: 16-byte aligned even
-// behind the cluster's slots.
-// CLUSTER-LABEL: .entry rms_v0_cluster256x4(
-// CLUSTER: .maxntid 256, 1, 1
-// CLUSTER: .reqnctapercluster 4, 1, 1
-// CLUSTER: .shared .align 4 .b8 rms_v0_cluster256x4_cluster[4];
-// CLUSTER: .shared .align 16 .b8 __wg_rms_v0_cluster256x4_0[
-// CLUSTER: ld.global.nc.v4.b32
-// CLUSTER: shfl.sync.bfly.b32
-// CLUSTER: bar.sync
-// CLUSTER: barrier.cluster.arrive;
-// CLUSTER-NEXT: barrier.cluster.wait;
-// CLUSTER: mapa.shared::cluster.u64
-// CLUSTER: ld.shared::cluster.b32
-// CLUSTER: st.global.v4.b32
-// CLUSTER: barrier.cluster.arrive;
-
-// STAGED: .extern .shared .align 16 .b8 rms_v0_staged256_rows[];
-// STAGED-LABEL: .entry rms_v0_staged256(
-// STAGED: .maxntid 256, 1, 1
-// STAGED: %dynamic_smem_size
-// STAGED: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16;
-// STAGED: cp.async.wait_group 0;
-// STAGED: ld.shared.v4.b32
-// STAGED: shfl.sync.bfly.b32
-// STAGED: bar.sync
-// STAGED: st.global.v4.b32
-// STAGED-LABEL: .entry rms_g1_streaming256(
-// STAGED-NOT: cp.async
-
-// NOSTAGE-NOT: cp.async
-// NOSTAGE-NOT: dynamic_smem_size
-
-// The general variant of a cluster schedule streams its elements in one
-// CTA per row: no cluster.
-// CLUSTER-LABEL: .entry rms_g1_streaming256(
-// CLUSTER-NOT: reqnctapercluster
-// CLUSTER-NOT: barrier.cluster
 
 // FAMILY-LABEL: .entry rms_v0_multi_row1x1(
 // FAMILY-LABEL: .entry rms_v1_multi_row1x2(

@@ -45,18 +45,9 @@ module attributes {s = #nf.schedule<threads_per_row = 32, rows_per_cta = 1, chun
 
 // -----
 
-// expected-error@+1 {{stage_rows needs a streamed row (chunks_per_thread = 0)}}
-module attributes {s = #nf.schedule<threads_per_row = 32, rows_per_cta = 1, chunk = 8, chunks_per_thread = 1, stage_rows = true>} {}
-
-// -----
-
-// expected-error@+1 {{cluster_size must be 1, 2, 4 or 8, found 3}}
-module attributes {s = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 3>} {}
-
-// -----
-
-// expected-error@+1 {{a cluster shares one register-resident row of at least a warp per CTA}}
-module attributes {s = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0, cluster_size = 2>} {}
+// The parameters of removed schedules (clusters, staged rows) are unknown.
+// expected-error@+1 {{duplicate or unknown struct parameter name: cluster_size}}
+module attributes {s = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 2>} {}
 
 // -----
 

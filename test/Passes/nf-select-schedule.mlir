@@ -3,9 +3,6 @@
 // RUN: nf-opt %s -split-input-file -nf-select-schedule="threads-per-row=32 rows-per-cta=2" | FileCheck %s --check-prefix=FORCED
 // RUN: nf-opt %s -split-input-file -nf-select-schedule=streaming | FileCheck %s --check-prefix=STREAM
 // RUN: nf-opt %s -split-input-file -nf-select-schedule="rows-per-thread=3" | FileCheck %s --check-prefix=RPT
-// RUN: nf-opt %s -split-input-file -nf-select-schedule="stage-rows=true" | FileCheck %s --check-prefix=STAGE
-// RUN: nf-opt %s -split-input-file -nf-select-schedule="max-cluster=8" | FileCheck %s --check-prefix=CLUSTER
-// RUN: nf-opt %s -split-input-file -nf-select-schedule="max-cluster=2" | FileCheck %s --check-prefix=CLUSTER2
 
 // bf16, D = 128: 16 chunks of 8 -> 16 threads, one chunk each, 8 row
 // groups per 128-thread CTA, two rows per thread group (rows shorter than a
@@ -64,17 +61,10 @@ nf.kernel @any(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
 // -----
 
 // D dynamic with a reduction over a [B, S, D] row (decomposed: the
-// pipeline runs nf-decompose first): the family; with stage-rows, one
-// staged schedule (the vectorized variant stages x in dynamic shared
-// memory when the launch provides it). With nothing a reduction reads
-// (@any above) there is nothing to stage.
+// pipeline runs nf-decompose first): the family, its last schedule
+// streamed by 1024 threads.
 // CHECK-LABEL: nf.kernel @any_norm
 // CHECK-SAME: #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
-// CHECK-NOT: stage_rows
-// STAGE-LABEL: nf.kernel @any
-// STAGE-SAME: nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
-// STAGE-LABEL: nf.kernel @any_norm
-// STAGE-SAME: nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0, stage_rows = true>]}
 nf.kernel @any_norm(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
   %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
@@ -93,14 +83,6 @@ nf.kernel @any_norm(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
 // CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>]}
 // CHECK-LABEL: nf.kernel @long32k
 // CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
-// With clusters (nf-compile allows 8 on sm_90+): 4096 chunks over CTAs of
-// 256 threads, 4 chunks each: 4 CTAs per row. Allowed only 2: streamed.
-// CLUSTER-LABEL: nf.kernel @long16k
-// CLUSTER-SAME: nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>]}
-// CLUSTER-LABEL: nf.kernel @long32k
-// CLUSTER-SAME: nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 4>]}
-// CLUSTER2-LABEL: nf.kernel @long32k
-// CLUSTER2-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
 nf.kernel @long16k(%x: tensor<?x?x16384xbf16>) -> tensor<?x?x16384xbf16> {
   %r = nf.load %x [B, S, D] : tensor<?x?x16384xbf16>
   nf.return %r : !nf.row<bf16>

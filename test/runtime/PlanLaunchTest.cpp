@@ -179,58 +179,6 @@ TEST_F(FusedTest, ValidLaunch) {
   EXPECT_EQ(plan.stageBytes, 0);
 }
 
-TEST(ClusterTest, ClusterSizeCtasPerRow) {
-  Artifact artifact = loadArtifact("fused_d32768");
-  const KernelInfo &k = artifact.kernels[0];
-  ASSERT_EQ(k.variants.size(), 2u);
-  ASSERT_EQ(k.variants[0].clusterSize, 4);
-  ASSERT_EQ(k.variants[1].clusterSize, 1);
-  FakeMemory mem;
-  Launch launch = fusedLaunch(mem, 2, 5, 32768);
-  LaunchPlan plan;
-  ASSERT_TRUE(launch.plan(k, plan).ok());
-  // 10 rows, 4 consecutive CTAs each.
-  EXPECT_EQ(plan.variant, 0);
-  EXPECT_TRUE(plan.vectorized);
-  EXPECT_EQ(plan.grid, 40u);
-  EXPECT_EQ(plan.block, 256u);
-  expectFirstFit(k, plan, 32768, true, {10});
-  // Misaligned: the general variant streams the row in one CTA.
-  launch.args[1].tensor.data += 2;
-  ASSERT_TRUE(launch.plan(k, plan).ok());
-  EXPECT_EQ(plan.variant, 1);
-  EXPECT_FALSE(plan.vectorized);
-  EXPECT_EQ(plan.grid, 10u);
-  EXPECT_EQ(plan.block, 256u);
-  expectFirstFit(k, plan, 32768, false, {10});
-}
-
-TEST(StagedTest, SharedMemoryForTheRows) {
-  // nf-compile --stage-rows: a row of residual (bf16) per CTA row, for the
-  // staged (vectorized) variants only.
-  Artifact artifact = loadArtifact("fused_staged");
-  const KernelInfo &k = artifact.kernels[0];
-  FakeMemory mem;
-  auto make = [&](int64_t d) { return fusedLaunch(mem, 2, 5, d); };
-  for (int64_t d : {1536, 65536}) {
-    Launch launch = make(d);
-    LaunchPlan plan;
-    ASSERT_TRUE(launch.plan(k, plan).ok());
-    ASSERT_TRUE(plan.vectorized);
-    const VariantInfo &v = expectFirstFit(k, plan, d, true, {10});
-    EXPECT_EQ(v.schedule, "staged");
-    EXPECT_EQ(plan.stageBytes, v.rowsPerCta * d * 2) << d;
-  }
-  Launch launch = make(1536);
-  launch.args[0].tensor.data += 2;
-  LaunchPlan plan;
-  ASSERT_TRUE(launch.plan(k, plan).ok());
-  EXPECT_FALSE(plan.vectorized);
-  EXPECT_EQ(launchedVariant(k, plan).stageBytesPerElement, 0);
-  EXPECT_EQ(plan.stageBytes, 0);
-  expectFirstFit(k, plan, 1536, false, {10});
-}
-
 TEST_F(FusedTest, GridRoundsUp) {
   for (int64_t rows : {1, 2, 3, 7, 31, 32, 33, 255, 256, 257, 1000}) {
     Launch launch = make(1, rows, 64);

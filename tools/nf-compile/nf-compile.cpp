@@ -106,31 +106,12 @@ static cl::opt<int64_t> rowsPerThread(
              "together (register-resident schedules; 1 to 8; default: 2 "
              "for rows shorter than a warp, else 1)"),
     cl::init(0), cl::cat(category));
-static cl::opt<int64_t> maxCluster(
-    "max-cluster",
-    cl::desc("Let up to N CTAs of a thread-block cluster (2, 4 or 8; sm_90 "
-             "and newer) share a row too long for one CTA's registers, the "
-             "reductions combined through distributed shared memory "
-             "(default 1: such rows are streamed, measured faster; "
-             "docs/Rationale.md)"),
-    cl::init(1), cl::cat(category));
 static cl::opt<bool>
     streaming("streaming",
               cl::desc("Force one streaming schedule (row re-read from "
                        "memory per reduction): for a static D instead of "
                        "registers, for a dynamic D instead of the family"),
               cl::cat(category));
-
-static cl::opt<bool> stageRows(
-    "stage-rows",
-    cl::desc("Streaming schedules (with D dynamic it replaces the family "
-             "by one streaming schedule; a static D too long for registers): "
-             "the vectorized variant copies each row's [B, S, D] tensors that "
-             "feed a reduction into dynamic shared memory once (cp.async) "
-             "when the launch can provide rows_per_cta * D * <their bytes> "
-             "bytes, instead of re-reading them per pass (not on sm_75; "
-             "off by default: measured no faster, docs/Rationale.md)"),
-    cl::init(false), cl::cat(category));
 
 static int fail(const Twine &message) {
   errs() << "nf-compile: error: " << message << "\n";
@@ -240,8 +221,6 @@ int main(int argc, char **argv) {
   options.rowsPerCta = rowsPerCta;
   options.rowsPerThread = rowsPerThread;
   options.streaming = streaming;
-  options.stageRows = stageRows;
-  options.maxCluster = maxCluster;
   for (StringRef dim : dims) {
     auto [name, value] = dim.split('=');
     int64_t size;
