@@ -35,8 +35,7 @@ LIBRARY = "libnfruntime.so.0"
 
 def build_runtime():
     """Configures and builds libnfruntime (once per build)."""
-    if (RUNTIME_BUILD / LIBRARY).exists() and getattr(build_runtime, "done",
-                                                       False):
+    if getattr(build_runtime, "done", False):
         return RUNTIME_BUILD / LIBRARY
     cmake = os.environ.get("CMAKE", "cmake")
     if shutil.which(cmake) is None:

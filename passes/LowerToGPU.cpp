@@ -166,8 +166,6 @@ private:
 
   // Thread coordinates.
   Value lane, rowInCta, warpInRow, laneInWarp;
-  /// The thread's lane among all threads of its row (`lane`).
-  Value rowLane;
 
   // Row state, reset per row.
   Value rowB, rowS, rowFrame, rowValid;
@@ -335,7 +333,6 @@ LogicalResult KernelLowering::emit(StringRef name) {
   rowInCta = div(tid, threads);
   warpInRow = div(lane, i64c(32));
   laneInWarp = rem(lane, i64c(32));
-  rowLane = lane;
 
   // Chains own consecutive CTA ranges, so each CTA runs one chain and its
   // barriers are uniform.
@@ -542,7 +539,7 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     for (int64_t g = 0; g < group; ++g)
       for (int64_t k = 0; k < sched.chunksPerThread; ++k)
         rowChunks[g].push_back(
-            makeChunk(add(i64c(k * sched.rowThreads()), rowLane), numChunks));
+            makeChunk(add(i64c(k * sched.threadsPerRow), lane), numChunks));
     // With several rows per thread, the [B, S, D] loads of every row are
     // issued before the first row's reductions: the loads of later rows
     // are in flight while earlier ones reduce (a barrier would keep ptxas
@@ -582,8 +579,8 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
 scf::ForOp KernelLowering::chunkLoop(
     Value numChunks, ValueRange init,
     function_ref<SmallVector<Value>(Chunk &, ValueRange)> body) {
-  auto loop = scf::ForOp::create(b, loc, rowLane, numChunks,
-                                 i64c(sched.rowThreads()), init);
+  auto loop = scf::ForOp::create(b, loc, lane, numChunks,
+                                 i64c(sched.threadsPerRow), init);
   OpBuilder::InsertionGuard guard(b);
   // The builder adds an empty yield when there are no iteration values.
   if (!loop.getBody()->empty())

@@ -23,8 +23,6 @@
 
 namespace mlir::nf {
 
-struct Chain;
-
 struct Schedule {
   int64_t threadsPerRow = 1;
   int64_t rowsPerCta = 1;
@@ -38,8 +36,6 @@ struct Schedule {
   int64_t blockSize() const { return threadsPerRow * rowsPerCta; }
   /// Rows one CTA covers (what the runtime divides the rows by).
   int64_t ctaRows() const { return rowsPerCta * rowsPerThread; }
-  /// Threads that share one row.
-  int64_t rowThreads() const { return threadsPerRow; }
   bool isRegisterResident() const { return chunksPerThread > 0; }
   /// "multi_row", "warp", "cta" or "streaming".
   StringRef getKindName() const;

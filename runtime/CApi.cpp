@@ -220,16 +220,13 @@ extern "C" int nf_artifact_check(const nf_artifact *artifact,
                                  packedSize, numArgs, numResults, call),
                       error, size))
     return rc;
-  std::vector<const KernelInfo *> kernels;
-  for (const KernelInfo &k : artifact->artifact.kernels)
-    kernels.push_back(&k);
+  const std::vector<KernelInfo> &kernels = artifact->artifact.kernels;
   size_t index;
-  if (int rc = report(selectKernel(kernel, kernels.data(), kernels.size(),
-                                   call.values, numArgs, call.outs, numResults,
-                                   index),
+  if (int rc = report(selectKernel(kernels, kernel, call.values, numArgs,
+                                   call.outs, numResults, index),
                       error, size))
     return rc;
-  const KernelInfo *info = kernels[index];
+  const KernelInfo *info = &kernels[index];
   LaunchPlan plan;
   return report(
       planLaunch(*info, call.values, numArgs, call.outs, numResults, plan),

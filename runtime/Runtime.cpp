@@ -478,7 +478,6 @@ Status Module::load(const Artifact &artifact, std::unique_ptr<Module> &out) {
                              std::to_string(fn.registers) + " registers)");
     }
     module->entries.push_back(std::move(entry));
-    module->infos.push_back(&info);
   }
   out = std::move(module);
   return Status();
@@ -497,18 +496,18 @@ bool nf::rt::matchesDtypes(const KernelInfo &kernel, const Value *args,
   return true;
 }
 
-Status nf::rt::selectKernel(const char *name, const KernelInfo *const *kernels,
-                            size_t count, const Value *args, size_t numArgs,
-                            const Tensor *results, size_t numResults,
-                            size_t &index) {
+Status nf::rt::selectKernel(const std::vector<KernelInfo> &kernels,
+                            const char *name, const Value *args,
+                            size_t numArgs, const Tensor *results,
+                            size_t numResults, size_t &index) {
   size_t found = 0, first = 0;
-  for (size_t k = 0; k < count; ++k) {
-    if (kernels[k]->name != name)
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    if (kernels[k].name != name)
       continue;
     if (found++ == 0)
       first = k;
-    if (kernels[k]->types.empty() ||
-        matchesDtypes(*kernels[k], args, numArgs, results, numResults)) {
+    if (kernels[k].types.empty() ||
+        matchesDtypes(kernels[k], args, numArgs, results, numResults)) {
       index = k;
       return Status();
     }
@@ -517,11 +516,11 @@ Status nf::rt::selectKernel(const char *name, const KernelInfo *const *kernels,
     return Status::error(std::string("no kernel '") + name +
                          "' in the artifact");
   // Built for other dtypes: say which, and what the call has.
-  const KernelInfo &kernel = *kernels[first];
+  const KernelInfo &kernel = kernels[first];
   std::string built, call;
-  for (size_t k = 0; k < count; ++k)
-    if (kernels[k]->name == name)
-      built += (built.empty() ? "" : "; ") + kernels[k]->types;
+  for (const KernelInfo &k : kernels)
+    if (k.name == name)
+      built += (built.empty() ? "" : "; ") + k.types;
   for (size_t i = 0; i < numArgs && i < kernel.args.size(); ++i)
     if (args[i].isTensor)
       call += (call.empty() ? "" : ", ") + kernel.args[i].name + ": " +
@@ -554,7 +553,7 @@ Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
                       const Tensor *results, size_t numResults, CUstream stream,
                       LaunchPlan *planOut) const {
   size_t index;
-  if (Status s = selectKernel(kernel, infos.data(), infos.size(), args, numArgs,
+  if (Status s = selectKernel(artifact.kernels, kernel, args, numArgs,
                               results, numResults, index);
       !s)
     return s;

@@ -97,14 +97,14 @@ Status planLaunch(const KernelInfo &kernel, const Value *args, size_t numArgs,
 bool matchesDtypes(const KernelInfo &kernel, const Value *args, size_t numArgs,
                    const Tensor *results, size_t numResults);
 
-/// Of `kernels` (every kernel of an artifact), the one named `name` that
+/// Of `kernels` (an artifact's), the index of the one named `name` that
 /// serves the call: the only one, or of the combinations of a
 /// `nf-compile --types` build the first whose dtypes the call's tensors
 /// have. Errors name the kernel, or the combinations built and the call's
 /// dtypes. Allocates only to say why it fails.
-Status selectKernel(const char *name, const KernelInfo *const *kernels,
-                    size_t count, const Value *args, size_t numArgs,
-                    const Tensor *results, size_t numResults, size_t &index);
+Status selectKernel(const std::vector<KernelInfo> &kernels, const char *name,
+                    const Value *args, size_t numArgs, const Tensor *results,
+                    size_t numResults, size_t &index);
 
 /// Per-function resource use, read after loading.
 struct FunctionInfo {
@@ -152,8 +152,7 @@ private:
     const KernelInfo *info;
     std::vector<FunctionInfo> variants; ///< as KernelInfo::variants
   };
-  std::vector<Entry> entries;
-  std::vector<const KernelInfo *> infos; ///< entries' infos, for selectKernel
+  std::vector<Entry> entries; ///< as artifact.kernels
 };
 
 /// A process-wide cache of modules by artifact path, safe to use from

@@ -142,7 +142,7 @@ class Kernel:
             for c in self._combos:
                 self._by_dtypes.setdefault(c._dtype_key, c)
         self._spec = None  # the extension's description of this kernel
-        if module._modules is not None and \
+        if module._modules is not None and not self._combos and \
                 all(src is not None for src in self._size_sources):
             self._spec = _ext.Kernel(
                 module._modules, meta.name, [a.name for a in meta.args],

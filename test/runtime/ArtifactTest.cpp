@@ -1115,29 +1115,29 @@ TEST(ArtifactTest, DtypeCombinations) {
             std::string::npos);
 
   // The launch picks the combination of the tensors' dtypes.
-  const KernelInfo *kernels[] = {&artifact.kernels[0], &artifact.kernels[1]};
+  const std::vector<KernelInfo> &kernels = artifact.kernels;
   FakeMemory mem;
   for (DType act : {DType::BF16, DType::F16}) {
     Value args[] = {tensorValue(mem.tensor(act, {2, 3, 64})),
                     tensorValue(mem.tensor(DType::F32, {64}))};
     Tensor out = mem.tensor(act, {2, 3, 64});
     size_t index = 9;
-    ASSERT_TRUE(selectKernel("k", kernels, 2, args, 2, &out, 1, index));
+    ASSERT_TRUE(selectKernel(kernels, "k", args, 2, &out, 1, index));
     EXPECT_EQ(index, act == DType::BF16 ? 0u : 1u);
     LaunchPlan plan;
-    EXPECT_TRUE(planLaunch(*kernels[index], args, 2, &out, 1, plan));
+    EXPECT_TRUE(planLaunch(kernels[index], args, 2, &out, 1, plan));
   }
   // A combination not built: refused, naming those that were.
   Value args[] = {tensorValue(mem.tensor(DType::F32, {2, 3, 64})),
                   tensorValue(mem.tensor(DType::F32, {64}))};
   Tensor out = mem.tensor(DType::F32, {2, 3, 64});
   size_t index;
-  Status s = selectKernel("k", kernels, 2, args, 2, &out, 1, index);
+  Status s = selectKernel(kernels, "k", args, 2, &out, 1, index);
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "kernel 'k' was not built for the dtypes of this "
                          "call (x: f32, w: f32, result 0: f32); it was built "
                          "for act=bf16; act=f16 (nf-compile --types)");
-  EXPECT_FALSE(selectKernel("nope", kernels, 2, args, 2, &out, 1, index));
+  EXPECT_FALSE(selectKernel(kernels, "nope", args, 2, &out, 1, index));
 
   // One name twice is only allowed as distinct combinations.
   std::vector<std::string> same = typedLines();
