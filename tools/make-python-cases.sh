@@ -60,7 +60,9 @@ for ex in examples/*.mlir; do
     src=$ex
     if [ "$dt" != bf16 ]; then
       case "$name" in *affine*) [ "$dt" = f32 ] && continue;; esac
-      src="$out/src/${name}_$dt.mlir"; sed "s/bf16/$dt/g" "$ex" > "$src"
+      # The activation type is the file's `!act` alias (softmax's default
+      # is f16: replacing "bf16" in the text left it f16 in every family).
+      src="$out/src/${name}_$dt.mlir"; sed "s/^!act = .*/!act = $dt/" "$ex" > "$src"
     fi
     case "$name" in
       qk_*) [ "$dt" = f32 ] && continue
