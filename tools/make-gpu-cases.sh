@@ -17,11 +17,11 @@ out=gpu-cases
 rm -rf "$out"; mkdir -p "$out/art" "$out/cases"
 list="$out/cases.txt"; : > "$list"
 
-# Activation dtype variants of an example: f16 and f32 copies of a bf16 file.
+# Activation dtype variants of an example: its `!act` alias set to the
+# dtype (a file without one, the f32 affine seeds, is copied as it is).
 variant() { # example dtype -> path
   local src=$1 dt=$2 name; name=$(basename "$src" .mlir)
-  if [ "$dt" = bf16 ]; then echo "$src"; return; fi
-  sed "s/bf16/$dt/g" "$src" > "$out/art/${name}_$dt.mlir"
+  sed "s/^!act = .*/!act = $dt/" "$src" > "$out/art/${name}_$dt.mlir"
   echo "$out/art/${name}_$dt.mlir"
 }
 
