@@ -115,6 +115,8 @@ private:
   Value rowOffset(Value tensor, BroadcastKind kind);
   SmallVector<Value> stridesOf(Value tensor);
   void evaluateReadyScalars(const Chain &chain);
+  void emitReciprocals(const Chain &chain);
+  Value exp2Approx(Value x);
   Value scalarOf(Value v);
 
   // Chunk evaluation.
@@ -173,6 +175,9 @@ private:
   DenseMap<Value, Value> rowOffsets;
   DenseMap<Operation *, Value> selectTaken;
   DenseMap<Operation *, std::pair<Value, Value>> ropePosition;
+  /// Per `nf.div` of a row by a per-row scalar s: (k, 1/(s*k)), the row's
+  /// quotient being (x*k) * (1/(s*k)); see emitReciprocals.
+  DenseMap<Operation *, std::pair<Value, Value>> reciprocals;
   unsigned reductionSlot = 0;
 
   /// The row state of one of a thread's rows while another is emitted.
@@ -181,6 +186,7 @@ private:
     DenseMap<Value, Value> scalars, rowOffsets;
     DenseMap<Operation *, Value> selectTaken;
     DenseMap<Operation *, std::pair<Value, Value>> ropePosition;
+    DenseMap<Operation *, std::pair<Value, Value>> reciprocals;
   };
   void swapRow(RowState &other) {
     std::swap(rowB, other.rowB);
@@ -191,6 +197,7 @@ private:
     std::swap(rowOffsets, other.rowOffsets);
     std::swap(selectTaken, other.selectTaken);
     std::swap(ropePosition, other.ropePosition);
+    std::swap(reciprocals, other.reciprocals);
   }
   void setUpRow(unsigned chainIndex, Value row);
 
@@ -410,6 +417,42 @@ void KernelLowering::evaluateReadyScalars(const Chain &chain) {
       operands.push_back(scalarOf(v));
     scalars[op->getResult(0)] = emitElementwise(op, operands);
   }
+  emitReciprocals(chain);
+}
+
+/// A division of a row by a per-row scalar s costs one reciprocal per row
+/// and a multiplication per element instead of an IEEE division per element
+/// (about ten instructions in SASS, which made softmax issue-bound). A
+/// subnormal s would have an infinite reciprocal: s and the row are then
+/// scaled by k = 2^64 (exactly), k = 1 otherwise.
+void KernelLowering::emitReciprocals(const Chain &chain) {
+  for (Operation *op : chain.ops) {
+    auto div = dyn_cast<DivOp>(op);
+    if (!div || !isa<RowType>(div.getLhs().getType()) ||
+        isa<RowType>(div.getRhs().getType()) || reciprocals.count(op) ||
+        !scalars.count(div.getRhs()))
+      continue;
+    Value s = toF32(scalarOf(div.getRhs()));
+    Value magnitude = math::AbsFOp::create(b, loc, s);
+    Value subnormal = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                            magnitude, f32c(0x1p-126));
+    Value k = select(subnormal, f32c(0x1p64), f32c(1.0));
+    Value r =
+        callF32("llvm.nvvm.rcp.rn.f", arith::MulFOp::create(b, loc, s, k));
+    reciprocals[op] = {k, r};
+  }
+}
+
+/// e^x as 2^(x * log2 e) on ex2.approx (not ftz: subnormal results stay):
+/// three instructions where libdevice's expf takes about ten.
+Value KernelLowering::exp2Approx(Value x) {
+  Value log2e = f32c(1.4426950408889634);
+  if (isa<VectorType>(x.getType()))
+    log2e = splat(log2e);
+  Value t = arith::MulFOp::create(b, loc, x, log2e);
+  return mapScalars(t, [&](Value e) -> Value {
+    return callF32("llvm.nvvm.ex2.approx.f32", e);
+  });
 }
 
 void KernelLowering::setUpRow(unsigned c, Value row) {
@@ -418,6 +461,7 @@ void KernelLowering::setUpRow(unsigned c, Value row) {
   rowOffsets.clear();
   selectTaken.clear();
   ropePosition.clear();
+  reciprocals.clear();
 
   // Constants are shared by every chain.
   for (Operation &op : kernel.getBody().front())
@@ -890,6 +934,14 @@ Value KernelLowering::evaluate(Value v, Chunk &chunk) {
           })
           .Case([&](RopeOp rope) -> Value { return evaluateRope(rope, chunk); })
           .Default([&](Operation *op) -> Value {
+            auto reciprocal = reciprocals.find(op);
+            if (reciprocal != reciprocals.end()) {
+              auto [k, r] = reciprocal->second;
+              Value x = toF32(evaluate(op->getOperand(0), chunk));
+              Value scaled = arith::MulFOp::create(b, loc, x, splat(k));
+              Value q = arith::MulFOp::create(b, loc, scaled, splat(r));
+              return fromF32(q, getRowElementType(v.getType()));
+            }
             SmallVector<Value> operands;
             for (Value operand : op->getOperands())
               operands.push_back(evaluate(operand, chunk));
@@ -998,23 +1050,19 @@ Value KernelLowering::emitElementwise(Operation *op, ArrayRef<Value> operands) {
           .Case([&](MinOp) { return arith::MinimumFOp::create(b, loc, x, y); })
           .Case([&](NegOp) { return arith::NegFOp::create(b, loc, x); })
           .Case([&](AbsOp) { return math::AbsFOp::create(b, loc, x); })
-          .Case([&](ExpOp) {
-            return mapScalars(x, [&](Value e) -> Value {
-              return math::ExpOp::create(b, loc, e);
-            });
-          })
+          .Case([&](ExpOp) { return exp2Approx(x); })
           .Case([&](TanhOp) {
             return mapScalars(x, [&](Value e) -> Value {
               return math::TanhOp::create(b, loc, e);
             });
           })
           .Case([&](SigmoidOp) {
-            Value e = mapScalars(arith::NegFOp::create(b, loc, x),
-                                 [&](Value e) -> Value {
-                                   return math::ExpOp::create(b, loc, e);
-                                 });
-            return arith::DivFOp::create(
-                b, loc, one(), arith::AddFOp::create(b, loc, one(), e));
+            Value e = exp2Approx(arith::NegFOp::create(b, loc, x));
+            // rcp.rn is 1 / x correctly rounded: the division's result.
+            return mapScalars(arith::AddFOp::create(b, loc, one(), e),
+                              [&](Value d) -> Value {
+                                return callF32("llvm.nvvm.rcp.rn.f", d);
+                              });
           })
           .Case([&](SqrtOp) { return sqrtRn(x); })
           .Case([&](RsqrtOp) { return rsqrtRefined(x); })
