@@ -18,9 +18,12 @@ for f in "$examples"/*.mlir; do
         echo "FAIL $name $sm $dim: $info"; status=1; continue
       fi
       # Every function line ("  name: Used N registers ...; <frame and
-      # spills>") must report no spill stores and no spill loads.
+      # spills>") must report no spill stores and no spill loads, except a
+      # function nf-compile raised to two CTAs per SM (".minnctapersm 2"),
+      # which may spill up to 8 bytes (docs/Rationale.md, "Two CTAs of 512
+      # threads per SM").
       funcs=$(echo "$info" | grep -c '^  .*: Used' || true)
-      clean=$(echo "$info" | grep '^  .*: Used' | grep -c ' 0 bytes spill stores, 0 bytes spill loads' || true)
+      clean=$(echo "$info" | grep '^  .*: Used' | grep -c -E ' 0 bytes spill stores, 0 bytes spill loads|[ ,][1-8] bytes spill stores, [0-9]+ bytes spill loads; \.minnctapersm 2$' || true)
       if [ -n "$spills" ] && { [ "$funcs" -eq 0 ] || [ "$funcs" -ne "$clean" ]; }; then
         echo "SPILL $name $sm $dim"; echo "$info"; status=1; continue
       fi
