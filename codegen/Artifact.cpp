@@ -133,7 +133,7 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
   // The body is composed in memory so that its digest can end the file.
   std::string body;
   llvm::raw_string_ostream os(body);
-  os << "normfuse-artifact 3\n";
+  os << "normfuse-artifact 4\n";
   os << "target " << chip << "\n";
   for (KernelOp kernel : module.getOps<KernelOp>()) {
     FailureOr<SmallVector<VariantAttr>> variants = getVariants(kernel);
@@ -154,16 +154,13 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
     os << "row_length " << (d ? std::to_string(*d) : "?") << "\n";
     for (VariantAttr variant : *variants) {
       Schedule s = Schedule::fromAttr(variant.getSchedule());
-      // `cluster` and `stage` stay in the format for the runtime; this
-      // compiler no longer makes clusters or staged rows (measured slower,
-      // docs/Rationale.md), so they are always 1 and 0.
       os << "variant " << getVariantFunctionName(kernel, variant) << " "
          << (variant.getVectorized() ? "vectorized" : "general") << " max_d "
          << variant.getMaxD() << " schedule " << s.getKindName()
          << " threads_per_row " << s.threadsPerRow << " rows_per_cta "
          << s.ctaRows() << " chunk " << s.chunk << " chunks_per_thread "
          << s.chunksPerThread << " block " << s.blockSize() << " shared "
-         << sharedMemoryBytes(kernel, s, chains) << " cluster 1 stage 0\n";
+         << sharedMemoryBytes(kernel, s, chains) << "\n";
     }
     os << "chains " << chains.getChains().size() << "\n";
     SmallVector<ArgumentUse> uses = describeArguments(kernel, chains);

@@ -118,12 +118,11 @@ static std::string checkKernel(const KernelInfo &k) {
   for (const VariantInfo &v : k.variants) {
     if (v.threadsPerRow <= 0 || v.rowsPerCta <= 0 || v.chunk <= 0 ||
         v.chunksPerThread < 0 || v.blockSize <= 0 || v.blockSize > 1024 ||
-        v.sharedBytes < 0 || v.clusterSize < 1 || v.clusterSize > 8 ||
-        v.stageBytesPerElement < 0 || v.maxD < 0)
+        v.sharedBytes < 0 || v.maxD < 0)
       return "variant '" + v.function + "' has a malformed schedule";
     // A register-resident variant is wrong, not slow, past its capacity
     // (saturated: four 32-bit fields need not multiply within 64 bits).
-    int64_t rowThreads = (int64_t)v.threadsPerRow * v.clusterSize,
+    int64_t rowThreads = v.threadsPerRow,
             perThread = (int64_t)v.chunksPerThread * v.chunk;
     int64_t capacity =
         perThread > INT64_MAX / rowThreads ? INT64_MAX : rowThreads * perThread;
@@ -196,10 +195,10 @@ static std::string checkKernel(const KernelInfo &k) {
 /// empty if it is.
 static std::string checkHeader(const std::string &firstLine) {
   if (firstLine.rfind("normfuse-artifact ", 0) != 0)
-    return "not a normfuse artifact (expected 'normfuse-artifact 3')";
-  if (firstLine != "normfuse-artifact 3")
+    return "not a normfuse artifact (expected 'normfuse-artifact 4')";
+  if (firstLine != "normfuse-artifact 4")
     return "artifact format '" + firstLine.substr(18) +
-           "' is not the one this runtime reads (3); recompile it with this "
+           "' is not the one this runtime reads (4); recompile it with this "
            "version's nf-compile";
   return "";
 }
@@ -272,28 +271,24 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
         return fail("truncated cubin (or a size that does not match it)");
     } else if (!kernel) {
       return fail("'" + key + "' outside a kernel");
-    } else if (key == "variant" && need(23)) {
+    } else if (key == "variant" && need(19)) {
       // variant <function> vectorized|general max_d <n> schedule <kind>
       //   threads_per_row <n> rows_per_cta <n> chunk <n>
-      //   chunks_per_thread <n> block <n> shared <n> cluster <n> stage <n>
+      //   chunks_per_thread <n> block <n> shared <n>
       VariantInfo v;
       v.function = w[1];
       v.vectorized = w[2] == "vectorized";
       v.schedule = w[6];
-      static const char *const keys[] = {"max_d",           "schedule",
-                                         "threads_per_row", "rows_per_cta",
-                                         "chunk",           "chunks_per_thread",
-                                         "block",           "shared",
-                                         "cluster",         "stage"};
+      static const char *const keys[] = {
+          "max_d", "schedule",          "threads_per_row", "rows_per_cta",
+          "chunk", "chunks_per_thread", "block",           "shared"};
       bool ok = w[2] == "vectorized" || w[2] == "general";
-      for (int i = 0; i < 10; ++i)
+      for (int i = 0; i < 8; ++i)
         ok = ok && w[3 + 2 * i] == keys[i];
       if (!ok || !parseInt(w[4], v.maxD) || !parseInt(w[8], v.threadsPerRow) ||
           !parseInt(w[10], v.rowsPerCta) || !parseInt(w[12], v.chunk) ||
           !parseInt(w[14], v.chunksPerThread) ||
-          !parseInt(w[16], v.blockSize) || !parseInt(w[18], v.sharedBytes) ||
-          !parseInt(w[20], v.clusterSize) ||
-          !parseInt(w[22], v.stageBytesPerElement))
+          !parseInt(w[16], v.blockSize) || !parseInt(w[18], v.sharedBytes))
         return fail("malformed variant");
       kernel->variants.push_back(v);
     } else if (key == "symbol" && need(2)) {

@@ -65,12 +65,6 @@ struct VariantInfo {
   int threadsPerRow = 0, rowsPerCta = 0, chunk = 0, chunksPerThread = 0;
   int blockSize = 0;
   int sharedBytes = 0;
-  /// CTAs per row (a thread-block cluster, launched as consecutive CTAs);
-  /// 1 without clusters.
-  int clusterSize = 1;
-  /// Staged schedules: dynamic shared memory per row and element of D that
-  /// lets the variant stage its rows (0: none).
-  int stageBytesPerElement = 0;
 };
 
 struct KernelInfo {

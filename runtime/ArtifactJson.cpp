@@ -156,7 +156,6 @@ std::string nf::rt::describeArtifact(const Artifact &artifact) {
       w.field("chunks_per_thread", int64_t(v.chunksPerThread));
       w.field("block", int64_t(v.blockSize));
       w.field("shared", int64_t(v.sharedBytes));
-      w.field("cluster", int64_t(v.clusterSize));
       w.close('}');
     }
     w.close(']');

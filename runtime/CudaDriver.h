@@ -35,9 +35,6 @@ constexpr int CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0;
 constexpr int CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1;
 constexpr int CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3;
 constexpr int CU_FUNC_ATTRIBUTE_NUM_REGS = 4;
-constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
-// CUdevice_attribute values.
-constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
 
 #define NF_CUDA_DRIVER_SYMBOLS(X)                                              \
   X(cuInit, CUresult, (unsigned))                                              \
@@ -50,9 +47,6 @@ constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
   X(cuModuleUnload, CUresult, (CUmodule))                                      \
   X(cuModuleGetFunction, CUresult, (CUfunction *, CUmodule, const char *))     \
   X(cuFuncGetAttribute, CUresult, (int *, int, CUfunction))                    \
-  X(cuFuncSetAttribute, CUresult, (CUfunction, int, int))                      \
-  X(cuCtxGetDevice, CUresult, (CUdevice *))                                    \
-  X(cuDeviceGetAttribute, CUresult, (int *, int, CUdevice))                    \
   X(cuLaunchKernel, CUresult,                                                  \
     (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,   \
      unsigned, CUstream, void **, void **))                                    \

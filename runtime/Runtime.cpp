@@ -339,8 +339,7 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
   const VariantInfo &variant = kernel.variants[chosen];
   bool vectorized = variant.vectorized;
   for (int c = 0; c < kernel.numChains; ++c)
-    totalCtas += (rows[c] + variant.rowsPerCta - 1) / variant.rowsPerCta *
-                 variant.clusterSize;
+    totalCtas += (rows[c] + variant.rowsPerCta - 1) / variant.rowsPerCta;
   if (totalCtas > 0x7fffffffu)
     return Status::error(where() + "too many rows for one launch");
 
@@ -391,8 +390,6 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
   plan.grid = totalCtas;
   plan.block = variant.blockSize;
   plan.rowLength = sizes.d;
-  plan.stageBytes =
-      (int64_t)variant.rowsPerCta * sizes.d * variant.stageBytesPerElement;
   return Status();
 }
 
@@ -455,21 +452,6 @@ Status Module::load(const Artifact &artifact, std::unique_ptr<Module> &out) {
           &fn.sharedBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn.function);
       driver->cuFuncGetAttribute(
           &fn.maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn.function);
-      // Staged rows need more than the 48 KB a launch gets by default; ask
-      // for the device's per-block limit. Without it the kernel streams.
-      fn.maxDynamicShared = 48 * 1024 - fn.sharedBytes;
-      CUdevice device;
-      int optIn = 0;
-      if (variant.stageBytesPerElement > 0 &&
-          driver->cuCtxGetDevice(&device) == 0 &&
-          driver->cuDeviceGetAttribute(
-              &optIn, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-              device) == 0 &&
-          optIn - fn.sharedBytes > fn.maxDynamicShared &&
-          driver->cuFuncSetAttribute(
-              fn.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-              optIn - fn.sharedBytes) == 0)
-        fn.maxDynamicShared = optIn - fn.sharedBytes;
       if (fn.maxThreads < variant.blockSize)
         return Status::error("function '" + name + "' runs at most " +
                              std::to_string(fn.maxThreads) +
@@ -497,9 +479,9 @@ bool nf::rt::matchesDtypes(const KernelInfo &kernel, const Value *args,
 }
 
 Status nf::rt::selectKernel(const std::vector<KernelInfo> &kernels,
-                            const char *name, const Value *args,
-                            size_t numArgs, const Tensor *results,
-                            size_t numResults, size_t &index) {
+                            const char *name, const Value *args, size_t numArgs,
+                            const Tensor *results, size_t numResults,
+                            size_t &index) {
   size_t found = 0, first = 0;
   for (size_t k = 0; k < kernels.size(); ++k) {
     if (kernels[k].name != name)
@@ -553,8 +535,8 @@ Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
                       const Tensor *results, size_t numResults, CUstream stream,
                       LaunchPlan *planOut) const {
   size_t index;
-  if (Status s = selectKernel(artifact.kernels, kernel, args, numArgs,
-                              results, numResults, index);
+  if (Status s = selectKernel(artifact.kernels, kernel, args, numArgs, results,
+                              numResults, index);
       !s)
     return s;
   const Entry *entry = &entries[index];
@@ -570,11 +552,6 @@ Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
   for (int p = 0; p < plan.numParams; ++p)
     params[p] = &plan.params[p];
   const FunctionInfo &fn = entry->variants[plan.variant];
-  // A row too long for the shared memory is streamed by the same kernel.
-  unsigned shared =
-      plan.stageBytes > 0 && plan.stageBytes <= fn.maxDynamicShared
-          ? (unsigned)plan.stageBytes
-          : 0;
   // The functions belong to the context the module was loaded in; a caller
   // whose current context is another device's (a process launching on two
   // GPUs) gets it switched for the launch and back.
@@ -587,8 +564,8 @@ Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
         !s)
       return s;
   CUresult result =
-      driver->cuLaunchKernel(fn.function, plan.grid, 1, 1, plan.block, 1, 1,
-                             shared, stream, params, nullptr);
+      driver->cuLaunchKernel(fn.function, plan.grid, 1, 1, plan.block, 1, 1, 0,
+                             stream, params, nullptr);
   if (current != context)
     driver->cuCtxSetCurrent(current);
   if (result != 0)

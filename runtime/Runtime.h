@@ -68,10 +68,6 @@ struct LaunchPlan {
   unsigned grid = 0; ///< 0: nothing to do (no rows)
   unsigned block = 0;
   int64_t rowLength = 0;
-  /// Dynamic shared memory that lets a staged schedule stage its rows
-  /// (rows_per_cta * D * stage bytes; 0 if none). Module::launch passes it
-  /// when the function can have that much, else 0 (the kernel streams).
-  int64_t stageBytes = 0;
   int numParams = 0;
   uint64_t params[kMaxParams] = {};
 };
@@ -113,9 +109,6 @@ struct FunctionInfo {
   int localBytes = 0;
   int sharedBytes = 0;
   int maxThreads = 0;
-  /// Most dynamic shared memory a launch may give it (opted in at load for
-  /// staged schedules: the device's per-block limit less the static part).
-  int maxDynamicShared = 0;
 };
 
 class Module {

@@ -67,13 +67,11 @@ void expectSoundFamily(const Artifact &artifact, const KernelInfo &k) {
     }
     // A register-resident variant serves exactly the rows it holds; a
     // streaming one holds none.
-    int64_t capacity =
-        (int64_t)v.threadsPerRow * v.clusterSize * v.chunksPerThread * v.chunk;
+    int64_t capacity = (int64_t)v.threadsPerRow * v.chunksPerThread * v.chunk;
     if (v.chunksPerThread > 0) {
       EXPECT_EQ(v.maxD, capacity);
     } else {
-      EXPECT_TRUE(v.schedule == "streaming" || v.schedule == "staged")
-          << v.schedule;
+      EXPECT_EQ(v.schedule, "streaming");
     }
     if (i > 0) {
       const VariantInfo &prev = k.variants[i - 1];
@@ -110,9 +108,6 @@ TEST(ArtifactTest, ReadsCompilerOutput) {
   for (size_t i = 0; i < k.variants.size(); ++i) {
     const VariantInfo &v = k.variants[i];
     SCOPED_TRACE(v.function);
-    // Row staging is an option (--stage-rows).
-    EXPECT_EQ(v.stageBytesPerElement, 0);
-    EXPECT_EQ(v.clusterSize, 1);
     // bf16 rows: 16-byte chunks of 8 elements; each register-resident one
     // is followed by its 8-byte twin (4 elements, twice the chunks, the
     // same threads and bound) for rows of a multiple of 4.
@@ -222,7 +217,7 @@ TEST(ArtifactTest, EveryFamilyIsSound) {
 
 TEST(ArtifactTest, ReadsLongStaticRow) {
   // D = 32768: too long for one CTA's registers, so both variants stream,
-  // by 1024 threads, one CTA per row, without a cluster or staging.
+  // by 1024 threads, one CTA per row.
   Artifact artifact = loadArtifact("fused_d32768");
   const KernelInfo &k = artifact.kernels[0];
   ASSERT_EQ(k.variants.size(), 2u);
@@ -231,8 +226,6 @@ TEST(ArtifactTest, ReadsLongStaticRow) {
     EXPECT_EQ(v.schedule, "streaming");
     EXPECT_EQ(v.chunksPerThread, 0);
     EXPECT_EQ(v.blockSize, 1024);
-    EXPECT_EQ(v.clusterSize, 1);
-    EXPECT_EQ(v.stageBytesPerElement, 0);
   }
   EXPECT_TRUE(k.variants[0].vectorized);
   EXPECT_FALSE(k.variants[1].vectorized);
@@ -252,8 +245,6 @@ TEST(ArtifactTest, ReadsStaticRowLength) {
   for (const VariantInfo &v : k.variants) {
     SCOPED_TRACE(v.function);
     EXPECT_GE(bound(v), 3072);
-    // Register-resident: nothing staged.
-    EXPECT_EQ(v.stageBytesPerElement, 0);
   }
   EXPECT_EQ(k.args[0].shape, (Shape{-1, -1, 3072}));
   EXPECT_EQ(k.args[3].shape, (Shape{3072}));
@@ -302,7 +293,6 @@ TEST(ArtifactTest, InPlaceRotaryHoldsRowsInRegisters) {
       SCOPED_TRACE(v.function);
       EXPECT_GT(v.chunksPerThread, 0);
       EXPECT_GT(v.maxD, 0);
-      EXPECT_EQ(v.stageBytesPerElement, 0);
       general += !v.vectorized;
     }
     EXPECT_GT(general, 0);
@@ -368,29 +358,25 @@ const char *const kPtx = ".version 7.8\n"
                          "}\n";
 
 // The variants of the hand-written artifact (lines 5 to 8): two register-
-// resident ones of 16 x 1 x 8 = 128 elements, one of a 2-CTA cluster holding
-// 128 x 2 x 2 x 8 = 4096, and one streamed for any D.
+// resident ones of 16 x 1 x 8 = 128 elements, one of 256 threads holding
+// 256 x 2 x 8 = 4096, and one streamed for any D.
 const char *const kV0 = "variant k_v0 vectorized max_d 128 schedule multi_row "
                         "threads_per_row 16 rows_per_cta 32 chunk 8 "
-                        "chunks_per_thread 1 block 256 shared 0 cluster 1 "
-                        "stage 0";
+                        "chunks_per_thread 1 block 256 shared 0";
 const char *const kG1 = "variant k_g1 general max_d 128 schedule multi_row "
                         "threads_per_row 16 rows_per_cta 32 chunk 1 "
-                        "chunks_per_thread 8 block 256 shared 0 cluster 1 "
-                        "stage 0";
-const char *const kV2 = "variant k_v2 vectorized max_d 4096 schedule cluster "
-                        "threads_per_row 128 rows_per_cta 1 chunk 8 "
-                        "chunks_per_thread 2 block 128 shared 16 cluster 2 "
-                        "stage 0";
+                        "chunks_per_thread 8 block 256 shared 0";
+const char *const kV2 = "variant k_v2 vectorized max_d 4096 schedule cta "
+                        "threads_per_row 256 rows_per_cta 1 chunk 8 "
+                        "chunks_per_thread 2 block 256 shared 32";
 const char *const kG3 = "variant k_g3 general max_d 0 schedule streaming "
                         "threads_per_row 512 rows_per_cta 1 chunk 1 "
-                        "chunks_per_thread 0 block 512 shared 64 cluster 1 "
-                        "stage 0";
+                        "chunks_per_thread 0 block 512 shared 64";
 
 /// A small valid artifact, one line per element (line i + 1 of the file).
 std::vector<std::string> validLines() {
   return {
-      "normfuse-artifact 3",                    // 1
+      "normfuse-artifact 4",                    // 1
       "target sm_90",                           // 2
       "kernel k",                               // 3
       "row_length ?",                           // 4
@@ -498,8 +484,6 @@ enum VariantWord {
   kChunksPerThread = 14,
   kBlock = 16,
   kShared = 18,
-  kCluster = 20,
-  kStage = 22,
 };
 
 /// Expects `text` to be rejected at `lineNo` with a message containing
@@ -535,8 +519,7 @@ TEST(ArtifactTest, ValidHandWritten) {
   const char *functions[] = {"k_v0", "k_g1", "k_v2", "k_g3"};
   const bool vectorized[] = {true, false, true, false};
   const int64_t maxD[] = {128, 128, 4096, 0};
-  const char *schedules[] = {"multi_row", "multi_row", "cluster", "streaming"};
-  const int clusters[] = {1, 1, 2, 1};
+  const char *schedules[] = {"multi_row", "multi_row", "cta", "streaming"};
   for (int i = 0; i < 4; ++i) {
     SCOPED_TRACE(functions[i]);
     const VariantInfo &v = k.variants[i];
@@ -544,7 +527,6 @@ TEST(ArtifactTest, ValidHandWritten) {
     EXPECT_EQ(v.vectorized, vectorized[i]);
     EXPECT_EQ(v.maxD, maxD[i]);
     EXPECT_EQ(v.schedule, schedules[i]);
-    EXPECT_EQ(v.clusterSize, clusters[i]);
   }
   // Blank lines are allowed between entries.
   std::vector<std::string> lines = validLines();
@@ -587,9 +569,9 @@ TEST(ArtifactTest, ReadsEveryFieldOfAVariant) {
   Artifact artifact;
   std::string error;
   ASSERT_TRUE(parseArtifact(
-      withLine(7, "variant k_x vectorized max_d 3000 schedule staged "
+      withLine(7, "variant k_x vectorized max_d 3000 schedule streaming "
                   "threads_per_row 64 rows_per_cta 3 chunk 4 "
-                  "chunks_per_thread 0 block 192 shared 48 cluster 5 stage 6"),
+                  "chunks_per_thread 0 block 192 shared 48"),
       artifact, error))
       << error;
   ASSERT_EQ(artifact.kernels[0].variants.size(), 4u);
@@ -597,15 +579,13 @@ TEST(ArtifactTest, ReadsEveryFieldOfAVariant) {
   EXPECT_EQ(v.function, "k_x");
   EXPECT_TRUE(v.vectorized);
   EXPECT_EQ(v.maxD, 3000);
-  EXPECT_EQ(v.schedule, "staged");
+  EXPECT_EQ(v.schedule, "streaming");
   EXPECT_EQ(v.threadsPerRow, 64);
   EXPECT_EQ(v.rowsPerCta, 3);
   EXPECT_EQ(v.chunk, 4);
   EXPECT_EQ(v.chunksPerThread, 0);
   EXPECT_EQ(v.blockSize, 192);
   EXPECT_EQ(v.sharedBytes, 48);
-  EXPECT_EQ(v.clusterSize, 5);
-  EXPECT_EQ(v.stageBytesPerElement, 6);
   // max_d is 64-bit.
   ASSERT_TRUE(parseArtifact(withLine(8, withWord(kG3, kMaxD, "8589934592")),
                             artifact, error))
@@ -669,7 +649,7 @@ TEST(ArtifactTest, NoVariant) {
 
 TEST(ArtifactTest, WrongMagic) {
   expectRejected(withLine(1, "// a PTX file"), 1,
-                 "not a normfuse artifact (expected 'normfuse-artifact 3')");
+                 "not a normfuse artifact (expected 'normfuse-artifact 4')");
   expectRejected(withLine(1, "normfuse-artifact"), 1,
                  "not a normfuse artifact");
   expectRejected(withLine(1, "normfuse-artifact2"), 1,
@@ -684,22 +664,25 @@ TEST(ArtifactTest, OtherFormatVersions) {
   // An artifact of format 1 (written before variants) is refused at its
   // header, with what to do about it, not at its first unknown line.
   expectRejected(join(formatOneLines()), 1,
-                 "artifact format '1' is not the one this runtime reads (3)");
+                 "artifact format '1' is not the one this runtime reads (4)");
   expectRejected(join(formatOneLines()), 1,
                  "recompile it with this version's nf-compile");
   // Only the header differs: still format 1.
   expectRejected(withLine(1, "normfuse-artifact 1"), 1,
                  "artifact format '1' is not the one this runtime reads");
-  // Nor format 2 (before digests), nor a later one.
+  // Nor format 2 (before digests), format 3 (variants with cluster and
+  // stage fields), nor a later one.
   expectRejected(withLine(1, "normfuse-artifact 2"), 1,
-                 "artifact format '2' is not the one this runtime reads (3)");
-  expectRejected(withLine(1, "normfuse-artifact 4"), 1,
-                 "artifact format '4' is not the one this runtime reads");
-  expectRejected(withLine(1, "normfuse-artifact 3.0"), 1,
-                 "artifact format '3.0' is not the one this runtime reads");
+                 "artifact format '2' is not the one this runtime reads (4)");
+  expectRejected(withLine(1, "normfuse-artifact 3"), 1,
+                 "artifact format '3' is not the one this runtime reads (4)");
+  expectRejected(withLine(1, "normfuse-artifact 5"), 1,
+                 "artifact format '5' is not the one this runtime reads");
+  expectRejected(withLine(1, "normfuse-artifact 4.0"), 1,
+                 "artifact format '4.0' is not the one this runtime reads");
   // A real artifact with the old header.
   expectRejected(formatOneArtifact("fused"), 1,
-                 "artifact format '1' is not the one this runtime reads (3)");
+                 "artifact format '1' is not the one this runtime reads (4)");
 }
 
 TEST(ArtifactTest, TruncatedBlobs) {
@@ -743,7 +726,8 @@ TEST(ArtifactTest, UnknownLines) {
        {"schedule multi_row threads_per_row 16 rows_per_cta 16 chunk 8 "
         "chunks_per_thread 1",
         "block 256 shared 0", "function vectorized k",
-        "function general k_general", "cluster 2", "stage 2"}) {
+        "function general k_general", "cluster 2", "stage 2",
+        "cluster 1 stage 0"}) {
     expectRejected(withLine(6, old), 6, std::string("unexpected '") + old);
   }
   // Kernel lines outside a kernel.
@@ -756,8 +740,8 @@ TEST(ArtifactTest, UnknownLines) {
 }
 
 TEST(ArtifactTest, VariantWithTheWrongNumberOfWords) {
-  // 23 words: the key, the function, vectorized|general and ten pairs.
-  ASSERT_EQ(words(kV0).size(), 23u);
+  // 19 words: the key, the function, vectorized|general and eight pairs.
+  ASSERT_EQ(words(kV0).size(), 19u);
   std::vector<std::string> w = words(kV0);
   // The last number missing, the last pair missing, a word too many.
   std::vector<std::string> shorter(w.begin(), w.end() - 1);
@@ -788,15 +772,15 @@ TEST(ArtifactTest, MalformedVariant) {
   }
   // Not a number, or not all of one, in each numeric field.
   for (int field : {kMaxD, kThreadsPerRow, kRowsPerCta, kChunk,
-                    kChunksPerThread, kBlock, kShared, kCluster, kStage}) {
+                    kChunksPerThread, kBlock, kShared}) {
     SCOPED_TRACE(field);
     for (const char *bad : {"sixteen", "16x", "8.0", "1e3", "-", "0x10", "?"})
       expectRejected(withLine(7, withWord(kV2, field, bad)), 7,
                      "malformed variant");
   }
   // Past 32 bits where the field is an int; past 64 bits for max_d.
-  for (int field : {kThreadsPerRow, kRowsPerCta, kChunk, kChunksPerThread,
-                    kBlock, kShared, kCluster, kStage})
+  for (int field :
+       {kThreadsPerRow, kRowsPerCta, kChunk, kChunksPerThread, kBlock, kShared})
     expectRejected(withLine(8, withWord(kG3, field, "99999999999")), 8,
                    "malformed variant");
   expectRejected(withLine(8, withWord(kG3, kMaxD, "99999999999999999999")), 8,
@@ -804,7 +788,7 @@ TEST(ArtifactTest, MalformedVariant) {
   // The keys in their place, spelt as written.
   expectRejected(withLine(5, withWord(kV0, kMaxD - 1, "maxd")), 5,
                  "malformed variant");
-  expectRejected(withLine(5, withWord(kV0, kStage - 1, "stages")), 5,
+  expectRejected(withLine(5, withWord(kV0, kShared - 1, "smem")), 5,
                  "malformed variant");
   expectRejected(withLine(5, withWord(kV0, kSchedule - 1, "kind")), 5,
                  "malformed variant");
@@ -833,8 +817,7 @@ TEST(ArtifactTest, VariantScheduleOutOfRange) {
        {Bad{kMaxD, "-1"}, Bad{kThreadsPerRow, "0"}, Bad{kThreadsPerRow, "-16"},
         Bad{kRowsPerCta, "0"}, Bad{kRowsPerCta, "-1"}, Bad{kChunk, "0"},
         Bad{kChunksPerThread, "-1"}, Bad{kBlock, "0"}, Bad{kBlock, "1025"},
-        Bad{kBlock, "-256"}, Bad{kShared, "-1"}, Bad{kCluster, "0"},
-        Bad{kCluster, "9"}, Bad{kCluster, "16"}, Bad{kStage, "-2"}}) {
+        Bad{kBlock, "-256"}, Bad{kShared, "-1"}}) {
     SCOPED_TRACE(std::to_string(bad.field) + " " + bad.value);
     expectRejected(withLine(5, withWord(kV0, bad.field, bad.value)), 19,
                    "kernel 'k': variant 'k_v0' has a malformed schedule");
@@ -843,13 +826,11 @@ TEST(ArtifactTest, VariantScheduleOutOfRange) {
   }
   // At the limits.
   expectAccepted(withLine(8, withWord(kG3, kBlock, "1024")));
-  expectAccepted(withLine(7, withWord(kV2, kCluster, "8")));
-  expectAccepted(withLine(8, withWord(kG3, kStage, "12")));
 }
 
 TEST(ArtifactTest, RegisterResidentVariantBoundedByItsCapacity) {
   // A register-resident variant (chunks_per_thread > 0) holds
-  // threads_per_row * cluster * chunks_per_thread * chunk elements of a row:
+  // threads_per_row * chunks_per_thread * chunk elements of a row:
   // a longer row would be wrong, not slow, so max_d must be set and within.
   expectRejected(withLine(5, withWord(kV0, kMaxD, "0")), 19,
                  "kernel 'k': variant 'k_v0' holds rows of at most 128 "
@@ -863,11 +844,11 @@ TEST(ArtifactTest, RegisterResidentVariantBoundedByItsCapacity) {
                  "is 0");
   expectRejected(withLine(6, withWord(kG1, kMaxD, "256")), 19,
                  "variant 'k_g1' holds rows of at most 128");
-  // The cluster counts: 128 threads x 2 CTAs x 2 chunks x 8.
+  // 256 threads x 2 chunks x 8.
   expectRejected(withLine(7, withWord(kV2, kMaxD, "4097")), 19,
                  "variant 'k_v2' holds rows of at most 4096 elements but "
                  "max_d is 4097");
-  expectRejected(withLine(7, withWord(kV2, kCluster, "1")), 19,
+  expectRejected(withLine(7, withWord(kV2, kThreadsPerRow, "128")), 19,
                  "variant 'k_v2' holds rows of at most 2048 elements but "
                  "max_d is 4096");
   expectRejected(withLine(7, withWord(kV2, kMaxD, "99999999999")), 19,
@@ -883,31 +864,31 @@ TEST(ArtifactTest, RegisterResidentVariantBoundedByItsCapacity) {
   expectAccepted(
       withLine(6, withWord(withWord(kG1, kMaxD, "1"), kChunksPerThread, "0")));
   // Sizes whose product does not fit in 64 bits still bound the variant:
-  // 2^30 threads x 8 CTAs x 2^30 chunks x 2 elements is 2^64, not 0.
+  // 2^30 threads x 2^30 chunks x 16 elements is 2^64, not 0.
   auto sized = [](const char *threads, const char *chunk,
                   const char *chunksPerThread, const char *maxD) {
     std::string line = kV0;
     line = withWord(line, kThreadsPerRow, threads);
     line = withWord(line, kChunk, chunk);
     line = withWord(line, kChunksPerThread, chunksPerThread);
-    line = withWord(line, kCluster, "8");
     return withLine(5, withWord(line, kMaxD, maxD));
   };
-  expectRejected(sized("1073741824", "2", "1073741824", "0"), 19,
+  expectRejected(sized("1073741824", "16", "1073741824", "0"), 19,
                  "variant 'k_v0' holds rows of at most 9223372036854775807 "
                  "elements but max_d is 0");
   expectRejected(sized("2147483647", "2147483647", "2147483647", "0"), 19,
                  "variant 'k_v0' holds rows of at most 9223372036854775807 "
                  "elements but max_d is 0");
-  expectAccepted(sized("1073741824", "2", "1073741824", "9223372036854775807"));
+  expectAccepted(
+      sized("1073741824", "16", "1073741824", "9223372036854775807"));
   expectAccepted(
       sized("2147483647", "2147483647", "2147483647", "9223372036854775807"));
-  // A large product that fits is exact: 2^10 x 8 x 2^20 x 2^10 = 2^43.
+  // A large product that fits is exact: 2^10 x 2^10 x 2^20 = 2^40.
   expectRejected(sized("1024", "1024", "1048576", "0"), 19,
-                 "holds rows of at most 8796093022208 elements but max_d is 0");
-  expectRejected(sized("1024", "1024", "1048576", "8796093022209"), 19,
-                 "holds rows of at most 8796093022208 elements");
-  expectAccepted(sized("1024", "1024", "1048576", "8796093022208"));
+                 "holds rows of at most 1099511627776 elements but max_d is 0");
+  expectRejected(sized("1024", "1024", "1048576", "1099511627777"), 19,
+                 "holds rows of at most 1099511627776 elements");
+  expectAccepted(sized("1024", "1024", "1048576", "1099511627776"));
 }
 
 TEST(ArtifactTest, IncompleteKernel) {

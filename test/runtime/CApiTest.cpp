@@ -193,7 +193,7 @@ TEST(CApiReadTest, FormatOne) {
   EXPECT_NE(nf_artifact_read(path.c_str(), &artifact, error, sizeof error), 0);
   EXPECT_EQ(artifact, nullptr);
   EXPECT_NE(std::strstr(error, "artifact line 1: artifact format '1' is not "
-                               "the one this runtime reads (3)"),
+                               "the one this runtime reads (4)"),
             nullptr)
       << error;
   EXPECT_NE(std::strstr(error, "recompile"), nullptr) << error;

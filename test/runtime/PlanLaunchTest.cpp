@@ -37,7 +37,7 @@ bool guardHolds(const VariantInfo &v, int64_t d, int64_t maxChunk) {
 
 /// Checks that `plan` launches the first variant of `kernel` whose guard
 /// holds, with its block, its vectorized flag, and for `rows` rows per chain
-/// ceil(rows / rows_per_cta) * cluster CTAs per chain; returns that variant.
+/// ceil(rows / rows_per_cta) CTAs per chain; returns that variant.
 const VariantInfo &expectFirstFitUpTo(const KernelInfo &kernel,
                                       const LaunchPlan &plan, int64_t d,
                                       int64_t maxChunk,
@@ -53,11 +53,9 @@ const VariantInfo &expectFirstFitUpTo(const KernelInfo &kernel,
   EXPECT_EQ(plan.block, (unsigned)v.blockSize) << v.function;
   uint64_t grid = 0;
   for (int64_t r : rows)
-    grid += ceilDiv(r, v.rowsPerCta) * v.clusterSize;
+    grid += ceilDiv(r, v.rowsPerCta);
   EXPECT_EQ(plan.grid, grid) << v.function << " D = " << d;
   EXPECT_EQ(plan.rowLength, d);
-  EXPECT_EQ(plan.stageBytes,
-            (int64_t)v.rowsPerCta * d * v.stageBytesPerElement);
   return v;
 }
 
@@ -161,7 +159,7 @@ TEST_F(FusedTest, ValidLaunch) {
   const VariantInfo &v = launchedVariant(kernel(), plan);
   EXPECT_TRUE(v.vectorized);
   EXPECT_TRUE(plan.vectorized);
-  EXPECT_EQ(plan.grid, ceilDiv(10, v.rowsPerCta) * v.clusterSize);
+  EXPECT_EQ(plan.grid, ceilDiv(10, v.rowsPerCta));
   EXPECT_EQ(plan.block, (unsigned)v.blockSize);
   EXPECT_EQ(plan.rowLength, 1536);
   expectFirstFit(kernel(), plan, 1536, true, {10});
@@ -174,9 +172,8 @@ TEST_F(FusedTest, ValidLaunch) {
   EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 0, 1), 1536u);
   EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 2, 0), 1536u);
   EXPECT_EQ(paramValue(kernel(), plan, "result_stride", 0, 0), 5u * 1536);
-  // Held in registers: no shared memory for rows.
+  // Held in registers.
   EXPECT_GT(v.chunksPerThread, 0);
-  EXPECT_EQ(plan.stageBytes, 0);
 }
 
 TEST_F(FusedTest, GridRoundsUp) {
@@ -597,7 +594,7 @@ TEST_F(FusedTest, SmallestVectorizedVariantThatHoldsTheRow) {
                              << " in fewer than " << v.function;
       }
     }
-    EXPECT_EQ(plan.grid, ceilDiv(21, v.rowsPerCta) * v.clusterSize);
+    EXPECT_EQ(plan.grid, ceilDiv(21, v.rowsPerCta));
     EXPECT_EQ(plan.block, (unsigned)v.blockSize);
     expectParams(kernel(), launch, plan, {21}, {7}, {1}, d);
   }
@@ -620,9 +617,8 @@ TEST_F(FusedTest, LongRowsStream) {
     EXPECT_EQ(v.maxD, 0);
     EXPECT_EQ(v.schedule, "streaming");
     EXPECT_EQ(v.chunksPerThread, 0);
-    EXPECT_EQ(plan.grid, ceilDiv(10, v.rowsPerCta) * v.clusterSize);
+    EXPECT_EQ(plan.grid, ceilDiv(10, v.rowsPerCta));
     EXPECT_EQ(plan.block, (unsigned)v.blockSize);
-    EXPECT_EQ(plan.stageBytes, 0);
     // Misaligned, or D not a multiple of the chunk: the general one.
     for (bool misalignedPointer : {true, false}) {
       Launch other = misalignedPointer ? make(2, 5, d) : make(2, 5, d + 1);
@@ -747,7 +743,7 @@ TEST_F(FramesTest, ValidLaunch) {
   ASSERT_TRUE(status.ok()) << status.message();
   const VariantInfo &v = expectFirstFit(kernel(), plan, 256, true, {24});
   EXPECT_TRUE(v.vectorized);
-  EXPECT_EQ(plan.grid, ceilDiv(24, v.rowsPerCta) * v.clusterSize);
+  EXPECT_EQ(plan.grid, ceilDiv(24, v.rowsPerCta));
   expectParams(kernel(), launch, plan, {24}, {12}, {3}, 256);
   EXPECT_EQ(paramValue(kernel(), plan, "chain_f", 0), 3u);
   EXPECT_EQ(paramValue(kernel(), plan, "chain_s", 0), 12u);

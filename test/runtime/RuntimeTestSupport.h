@@ -35,7 +35,7 @@ inline std::string artifactPath(const std::string &name) {
   return artifactDir() + "/" + name + ".nfa";
 }
 
-/// Reads artifact `name` (fused, fused_d3072, fused_staged, fused_d32768,
+/// Reads artifact `name` (fused, fused_d3072, fused_d32768,
 /// qk_neox, qk_neox_dynamic_d, qk_interleaved, frames, select; see
 /// CMakeLists.txt); fails the test if it does not parse.
 inline Artifact loadArtifact(const std::string &name) {
@@ -68,8 +68,8 @@ inline std::string writeTempFile(const std::string &name,
 /// same file with the header of that format.
 inline std::string formatOneArtifact(const std::string &name) {
   std::string text = readFile(artifactPath(name));
-  const std::string header = "normfuse-artifact 3\n";
-  EXPECT_EQ(text.rfind(header, 0), 0u) << "no format 3 header in " << name;
+  const std::string header = "normfuse-artifact 4\n";
+  EXPECT_EQ(text.rfind(header, 0), 0u) << "no format 4 header in " << name;
   return "normfuse-artifact 1\n" + text.substr(header.size());
 }
 
