@@ -135,34 +135,35 @@ static void printPtxasSummary(StringRef log,
   }
 }
 
-/// Whether -nf-materialize-variants leaves out `function` when asked
-/// (nf::isDroppableVariant).
-static bool isDroppable(ModuleOp module, StringRef function) {
-  bool droppable = false;
+/// Whether some variant of a kernel of `module` compiles to `function` and
+/// satisfies `pred`.
+static bool
+anyVariant(ModuleOp module, StringRef function,
+           llvm::function_ref<bool(nf::KernelOp, nf::VariantAttr)> pred) {
+  bool found = false;
   module.walk([&](nf::KernelOp kernel) {
     auto variants = kernel->getAttrOfType<ArrayAttr>(nf::getVariantsAttrName());
     for (Attribute a : variants ? variants.getValue() : ArrayRef<Attribute>())
       if (auto v = dyn_cast<nf::VariantAttr>(a))
-        droppable |= nf::getVariantFunctionName(kernel, v) == function &&
-                     nf::isDroppableVariant(kernel, v);
+        found |= nf::getVariantFunctionName(kernel, v) == function &&
+                 pred(kernel, v);
   });
-  return droppable;
+  return found;
+}
+
+/// Whether -nf-materialize-variants leaves out `function` when asked
+/// (nf::isDroppableVariant).
+static bool isDroppable(ModuleOp module, StringRef function) {
+  return anyVariant(module, function, nf::isDroppableVariant);
 }
 
 /// Whether `function` is the vectorized variant of a register-resident
 /// schedule (its rows are read once, into registers).
 static bool isRegisterResident(ModuleOp module, StringRef function) {
-  bool resident = false;
-  module.walk([&](nf::KernelOp kernel) {
-    auto variants = kernel->getAttrOfType<ArrayAttr>(nf::getVariantsAttrName());
-    for (Attribute a : variants ? variants.getValue() : ArrayRef<Attribute>())
-      if (auto v = dyn_cast<nf::VariantAttr>(a))
-        resident |=
-            nf::getVariantFunctionName(kernel, v) == function &&
-            v.getVectorized() &&
-            nf::Schedule::fromAttr(v.getSchedule()).isRegisterResident();
+  return anyVariant(module, function, [](nf::KernelOp, nf::VariantAttr v) {
+    return v.getVectorized() &&
+           nf::Schedule::fromAttr(v.getSchedule()).isRegisterResident();
   });
-  return resident;
 }
 
 /// The most spill a CTA of 512+ threads raised to two per SM may take.
