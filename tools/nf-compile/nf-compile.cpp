@@ -125,12 +125,15 @@ static int fail(const Twine &message) {
 /// spills>", and the occupancy asked of ptxas where there was one.
 static void printPtxasSummary(StringRef log,
                               const StringMap<int64_t> &minCtasPerSm,
+                              const llvm::StringSet<> &raised,
                               raw_ostream &os) {
   for (const nf::PtxasFunctionInfo &f : nf::parsePtxasLog(log)) {
     os << "  " << f.name << ": " << f.usage << "; " << f.stack;
     auto hint = minCtasPerSm.find(f.name);
     if (hint != minCtasPerSm.end())
       os << "; .minnctapersm " << hint->getValue();
+    if (raised.contains(f.name))
+      os << " (two CTAs per SM asked for)";
     os << "\n";
   }
 }
@@ -183,8 +186,9 @@ static constexpr int64_t kRaisedSpillBytes = 8;
 static LogicalResult avoidSpills(ModuleOp pristine,
                                  OwningOpRef<ModuleOp> &module,
                                  nf::CodegenOptions &options, std::string &ptx,
-                                 std::string &cubinOut, std::string &logOut) {
-  llvm::StringSet<> raised, notRaised;
+                                 std::string &cubinOut, std::string &logOut,
+                                 llvm::StringSet<> &raised) {
+  llvm::StringSet<> notRaised;
   for (int round = 0; round < 5; ++round) {
     std::string cubinData, log;
     if (failed(nf::runPtxas(cudaPath, ptx, chip, /*verbose=*/true, cubinData,
@@ -388,6 +392,8 @@ int main(int argc, char **argv) {
   FailureOr<std::string> ptx = failure();
   // ptxas's output for `ptx`, when the spill check already has it.
   std::string cubinData, log;
+  // Functions --avoid-spills asked for two CTAs per SM (not for a spill).
+  llvm::StringSet<> raised;
   if (avoidSpillsOption) {
     std::string ptxasPath = nf::getPtxasPath(cudaPath);
     bool havePtxas = sys::fs::can_execute(ptxasPath);
@@ -407,7 +413,7 @@ int main(int argc, char **argv) {
       if (succeeded(trialPtx)) {
         std::string trialCubin, trialLog;
         if (failed(avoidSpills(*pristine, trial, quiet, *trialPtx, trialCubin,
-                               trialLog)))
+                               trialLog, raised)))
           return 1;
         options.minCtasPerSm = quiet.minCtasPerSm;
         if (options.dumpStage.empty()) {
@@ -446,7 +452,7 @@ int main(int argc, char **argv) {
   }
   if (ptxasInfo) {
     nf::printKernelSummary(*module, outs());
-    printPtxasSummary(log, options.minCtasPerSm, outs());
+    printPtxasSummary(log, options.minCtasPerSm, raised, outs());
   }
   if (emit == "ptx")
     output->os() << *ptx;
