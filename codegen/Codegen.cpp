@@ -147,7 +147,9 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
 
   // Stage "gpu": one gpu.module holding every kernel and variant.
   PassManager gpuStage(ctx);
-  gpuStage.addPass(createNfLowerToGPU());
+  NfLowerToGPUOptions lowering;
+  lowering.chip = options.chip;
+  gpuStage.addPass(createNfLowerToGPU(lowering));
   if (failed(gpuStage.run(module)))
     return failure();
   for (const auto &hint : options.minCtasPerSm) {

@@ -103,7 +103,29 @@ static std::optional<std::string> torchDType(Type type) {
     return std::string("torch.float16");
   if (type.isBF16())
     return std::string("torch.bfloat16");
+  if (isa<Float8E4M3FNType>(type))
+    return std::string("torch.float8_e4m3fn");
+  if (isa<Float8E5M2Type>(type))
+    return std::string("torch.float8_e5m2");
+  if (type.isSignlessInteger(8))
+    return std::string("torch.int8");
   return std::nullopt;
+}
+
+/// The conversion of an f32 tensor `x` to a quantized type, as nf.cast
+/// defines it: torch's float8 conversions round to nearest even but turn
+/// overflow into NaN (e4m3fn) or inf (e5m2), so the value is clamped to the
+/// finite range first (clamp keeps NaN); the int8 conversion truncates and
+/// wraps, so NaN becomes 0 and the value is rounded (half to even) and
+/// clamped first.
+static std::string quantize(const std::string &x, Type element,
+                            const std::string &dtype) {
+  if (element.isSignlessInteger(8))
+    return "torch.nan_to_num(" + x + ", nan=0.0).round().clamp(-128, 127).to(" +
+           dtype + ")";
+  double max = isa<Float8E4M3FNType>(element) ? 448.0 : 57344.0;
+  std::string bound = std::to_string((int64_t)max);
+  return x + ".clamp(-" + bound + ", " + bound + ").to(" + dtype + ")";
 }
 
 static std::string typeName(Type type) {
@@ -503,7 +525,10 @@ LogicalResult KernelEmitter::emitOp(Operation *op,
           return error(op) << "unsupported element type " << element;
         if (narrow.contains(cast.getInput()))
           narrow.insert(cast.getResult());
-        assign(cast.getResult(), names[cast.getInput()] + ".to(" + *dtype + ")",
+        assign(cast.getResult(),
+               isNfQuantized(element)
+                   ? quantize(names[cast.getInput()], element, *dtype)
+                   : names[cast.getInput()] + ".to(" + *dtype + ")",
                opName);
         return success();
       })
@@ -579,13 +604,17 @@ void KernelEmitter::emitResults() {
     std::string out = namer.take("out" + std::to_string(r));
     std::string dtype =
         *torchDType(cast<RankedTensorType>(type).getElementType());
-    line(out + " = torch.empty((" + sizes.batch + ", " + sizes.tokens + ", " +
-         rowLength + "), dtype=" + dtype + ", device=" + device + ")");
+    // A per-row value ([B, F, S/F, 1]) fills a [B, S] result.
+    bool perRow = !isa<RowType>(value.getType());
+    std::string width = perRow ? "1" : rowLength;
+    line(out + " = torch.empty((" + sizes.batch + ", " + sizes.tokens +
+         (perRow ? "" : ", " + rowLength) + "), dtype=" + dtype +
+         ", device=" + device + ")");
     std::string view = sizes.frames.empty()
-                           ? out + "[:, None]"
+                           ? out + (perRow ? "[:, None, :, None]" : "[:, None]")
                            : out + ".view(" + sizes.batch + ", " +
                                  sizes.frames + ", " + sizes.perFrame + ", " +
-                                 rowLength + ")";
+                                 width + ")";
     line(view + ".copy_(" + names[value] + ")");
     returned.push_back(out);
   }
@@ -600,10 +629,11 @@ FailureOr<std::string> KernelEmitter::emit() {
   // fallback relies on them.
   for (auto [r, type] : llvm::enumerate(kernel.getResultTypes())) {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || tensor.getRank() != 3 ||
+    if (!tensor || tensor.getRank() < 2 || tensor.getRank() > 3 ||
         !torchDType(tensor.getElementType()))
       return error(kernel) << "result #" << r
-                           << " is not a [B, S, D] f32, f16 or bf16 tensor";
+                           << " is not a [B, S, D] or [B, S] tensor of a "
+                              "known dtype";
     if (chains.getChainOfResult(r) < 0)
       return error(kernel) << "result #" << r
                            << " is not computed by any chain";
@@ -671,11 +701,11 @@ LogicalResult mlir::nf::emitTorchFallback(ModuleOp module, StringRef sourceName,
          "ints;\n"
          "# shapes and dtypes are the caller's to validate. Returns a tuple "
          "of new\n"
-         "# contiguous [B, S, D] tensors, one per kernel result, also for "
-         "results\n"
-         "# the kernel writes in place (the caller copies them back). "
-         "Arguments\n"
-         "# are never written.\n"
+         "# contiguous [B, S, D] tensors ([B, S] for per-row values), one per "
+         "kernel\n"
+         "# result, also for results the kernel writes in place (the caller "
+         "copies\n"
+         "# them back). Arguments are never written.\n"
          "\n"
          "import torch\n";
   if (usesRope)

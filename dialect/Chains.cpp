@@ -122,11 +122,12 @@ ChainAnalysis::ChainAnalysis(KernelOp kernel) {
     auto type = i < resultTypes.size()
                     ? dyn_cast<RankedTensorType>(resultTypes[i])
                     : RankedTensorType();
-    if (!type || type.getRank() != 3)
+    // [B, S, D] rows, or [B, S] values computed once per row.
+    if (!type || type.getRank() < 2 || type.getRank() > 3)
       continue;
     DimSymbol symbols[] = {DimSymbol::B, DimSymbol::S, DimSymbol::D};
-    for (auto [d, symbol] : llvm::enumerate(symbols))
-      chain.dims.push_back({ret, -1, (int)i, (unsigned)d, symbol, type});
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      chain.dims.push_back({ret, -1, (int)i, (unsigned)d, symbols[d], type});
   }
 }
 

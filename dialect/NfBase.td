@@ -48,9 +48,6 @@ class Nf_Type<string name, string typeMnemonic, list<Trait> traits = []>
   let mnemonic = typeMnemonic;
 }
 
-def Nf_FloatElement : AnyTypeOf<[F32, F16, BF16],
-                                 "f32, f16 or bf16 element">;
-
 def Nf_RowType : Nf_Type<"Row", "row"> {
   let summary = "one row of D elements, D being the row length of the kernel";
   let description = [{
@@ -58,6 +55,10 @@ def Nf_RowType : Nf_Type<"Row", "row"> {
     part of the type: it is the last dimension of the tensors the chain
     loads and stores, checked when the kernel is verified (static sizes) and
     when it is launched (dynamic sizes).
+
+    Elements are `f32`, `f16` or `bf16`, on which the arithmetic ops work,
+    or one of the *quantized* types `f8E4M3FN`, `f8E5M2` and `i8`: a row of
+    those is only loaded, stored, and cast to or from `f32` (`nf.cast`).
 
     ```mlir
     %x = nf.load %input [B, S, D] : tensor<?x?x1536xbf16>   // !nf.row<bf16>
@@ -197,13 +198,24 @@ def Nf_VariantArrayAttr : TypedArrayAttrBase<Nf_VariantAttr,
 
 def Nf_IsRow : CPred<"::llvm::isa<::mlir::nf::RowType>($_self)">;
 def Nf_AnyRow : Type<Nf_IsRow, "row", "::mlir::Type">;
+def Nf_FloatRow : Type<And<[Nf_IsRow,
+    CPred<"::mlir::nf::isNfFloat(::llvm::cast<::mlir::nf::RowType>($_self)"
+          ".getElementType())">]>,
+    "row of f32, f16 or bf16", "::mlir::Type">;
 def Nf_F32Row : Type<And<[Nf_IsRow,
     CPred<"::llvm::cast<::mlir::nf::RowType>($_self).getElementType().isF32()">]>,
     "row of f32", "::mlir::Type">;
 
-// A value of the row program: a row, or one scalar per row.
-def Nf_Value : AnyTypeOf<[Nf_AnyRow, F32, F16, BF16],
-                         "row or per-row f32/f16/bf16 scalar">;
+// A value the arithmetic works on: a float row, or one scalar per row.
+def Nf_Value : AnyTypeOf<[Nf_FloatRow, F32, F16, BF16],
+                         "f32/f16/bf16 row or per-row scalar">;
+// What nf.cast converts: also quantized rows (to and from f32 rows only).
+def Nf_CastValue : AnyTypeOf<[Nf_AnyRow, F32, F16, BF16],
+                             "row or per-row f32/f16/bf16 scalar">;
+// What a kernel returns: rows ([B, S, D] results) and f32 per-row scalars
+// ([B, S] results).
+def Nf_ReturnValue : AnyTypeOf<[Nf_AnyRow, F32],
+                               "row or per-row f32 scalar">;
 def Nf_F32Value : AnyTypeOf<[Nf_F32Row, F32], "f32 row or f32 scalar">;
 
 #endif // NF_BASE_TD

@@ -43,6 +43,15 @@ bool mlir::nf::isNfFloat(Type type) {
   return type.isF32() || type.isF16() || type.isBF16();
 }
 
+bool mlir::nf::isNfQuantized(Type type) {
+  return isa<Float8E4M3FNType, Float8E5M2Type>(type) ||
+         type.isSignlessInteger(8);
+}
+
+bool mlir::nf::isNfRowElement(Type type) {
+  return isNfFloat(type) || isNfQuantized(type);
+}
+
 Type mlir::nf::getRowElementType(Type type) {
   if (auto row = dyn_cast<RowType>(type))
     return row.getElementType();
@@ -83,8 +92,9 @@ std::string mlir::nf::formatBroadcastKind(BroadcastKind kind) {
 
 LogicalResult RowType::verify(function_ref<InFlightDiagnostic()> emitError,
                               Type elementType) {
-  if (!isNfFloat(elementType))
-    return emitError() << "row element type must be f32, f16 or bf16, found "
+  if (!isNfRowElement(elementType))
+    return emitError() << "row element type must be f32, f16, bf16, "
+                          "f8E4M3FN, f8E5M2 or i8, found "
                        << elementType;
   return success();
 }

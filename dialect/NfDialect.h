@@ -24,8 +24,16 @@
 
 namespace mlir::nf {
 
-/// True for the element types rows and scalars may have: f32, f16, bf16.
+/// True for the element types of arithmetic rows and scalars: f32, f16,
+/// bf16.
 bool isNfFloat(Type type);
+
+/// True for the quantized row element types: f8E4M3FN, f8E5M2, i8. Rows of
+/// them are loaded, stored and cast to or from f32 only.
+bool isNfQuantized(Type type);
+
+/// True for every row element type: a float or a quantized one.
+bool isNfRowElement(Type type);
 
 /// The element type of a row, or the type itself for a per-row scalar.
 Type getRowElementType(Type type);

@@ -110,8 +110,9 @@ static LogicalResult verifyBroadcastOperand(Operation *op, Value tensor,
            << kindText << " expects dimension " << i << " of "
            << describeValue(tensor) << " to be 1, found " << type.getDimSize(i);
   }
-  if (!isNfFloat(type.getElementType()))
-    return op->emitOpError("expected a tensor of f32, f16 or bf16 elements, ")
+  if (!isNfRowElement(type.getElementType()))
+    return op->emitOpError("expected a tensor of f32, f16, bf16, f8E4M3FN, "
+                           "f8E5M2 or i8 elements, ")
            << describeValue(tensor) << " is " << type;
   return success();
 }
@@ -119,10 +120,11 @@ static LogicalResult verifyBroadcastOperand(Operation *op, Value tensor,
 static LogicalResult inferRowOf(std::optional<Location> location, Value tensor,
                                 SmallVectorImpl<Type> &inferred) {
   auto type = dyn_cast<RankedTensorType>(tensor.getType());
-  if (!type || !isNfFloat(type.getElementType())) {
+  if (!type || !isNfRowElement(type.getElementType())) {
     if (location)
-      return emitError(*location, "expected a ranked tensor of f32, f16 or "
-                                  "bf16 elements, found ")
+      return emitError(*location, "expected a ranked tensor of f32, f16, "
+                                  "bf16, f8E4M3FN, f8E5M2 or i8 elements, "
+                                  "found ")
              << tensor.getType();
     return failure();
   }
@@ -270,19 +272,26 @@ LogicalResult KernelOp::verifyRegions() {
     if (type.isSignlessInteger(32) || type.isSignlessInteger(64))
       continue;
     auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || !(isNfFloat(tensor.getElementType()) ||
+    if (!tensor || !(isNfRowElement(tensor.getElementType()) ||
                      isIndexElement(tensor.getElementType())))
       return emitOpError("argument %")
              << getArgumentName(i)
-             << " must be a ranked tensor of f32, f16, bf16, i8, i32 or i64, "
-                "or an i32/i64 scalar; found "
+             << " must be a ranked tensor of f32, f16, bf16, f8E4M3FN, "
+                "f8E5M2, i8, i32 or i64, or an i32/i64 scalar; found "
              << type;
   }
   for (auto [i, type] : llvm::enumerate(resultTypes)) {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || tensor.getRank() != 3 || !isNfFloat(tensor.getElementType()))
+    bool rows = tensor && tensor.getRank() == 3 &&
+                isNfRowElement(tensor.getElementType());
+    bool perRow =
+        tensor && tensor.getRank() == 2 && tensor.getElementType().isF32();
+    if (!rows && !perRow)
       return emitOpError("result #")
-             << i << " must be a [B, S, D] tensor of f32, f16 or bf16, found "
+             << i
+             << " must be a [B, S, D] tensor of f32, f16, bf16, f8E4M3FN, "
+                "f8E5M2 or i8, or a [B, S] tensor of f32 (one value per "
+                "row), found "
              << type;
   }
 
@@ -458,11 +467,30 @@ LogicalResult ReturnOp::verify() {
            << getNumOperands() << " rows, but @" << kernel.getSymName()
            << " has " << resultTypes.size() << " results";
   for (auto [i, value] : llvm::enumerate(getOperands())) {
-    // A result that is no float tensor at all is the kernel verifier's to
-    // report (after this one runs); suggesting a cast would mislead.
-    auto resultType = dyn_cast<ShapedType>(resultTypes[i]);
-    if (!resultType || !isNfFloat(resultType.getElementType()))
+    // A result of no valid type at all is the kernel verifier's to report
+    // (after this one runs); suggesting a cast would mislead.
+    auto resultType = dyn_cast<RankedTensorType>(resultTypes[i]);
+    bool rows = resultType && resultType.getRank() == 3 &&
+                isNfRowElement(resultType.getElementType());
+    bool perRow = resultType && resultType.getRank() == 2 &&
+                  resultType.getElementType().isF32();
+    if (!rows && !perRow)
       continue;
+    if (!isa<RowType>(value.getType())) {
+      if (!perRow)
+        return emitOpError("per-row value #")
+               << i << " is stored into a [B, S] f32 result, but result #" << i
+               << " is " << resultTypes[i];
+      if (!value.getDefiningOp() || isa<ConstantOp>(value.getDefiningOp()))
+        return emitOpError("per-row value #")
+               << i << " is a constant; a per-row result must be computed "
+               << "from a row (it takes the row's [B, S])";
+      continue;
+    }
+    if (!rows)
+      return emitOpError("row #")
+             << i << " is stored into a [B, S, D] result, "
+             << "but result #" << i << " is " << resultTypes[i];
     Type rowElement = cast<RowType>(value.getType()).getElementType();
     Type resultElement = resultType.getElementType();
     if (rowElement != resultElement)
@@ -529,6 +557,14 @@ LogicalResult CastOp::verify() {
   if (isa<RowType>(getInput().getType()) != isa<RowType>(getType()))
     return emitOpError("casts a row to a row and a scalar to a scalar; found ")
            << getInput().getType() << " to " << getType();
+  Type from = getRowElementType(getInput().getType());
+  Type to = getRowElementType(getType());
+  if ((isNfQuantized(from) || isNfQuantized(to)) && from != to &&
+      !from.isF32() && !to.isF32())
+    return emitOpError("f8E4M3FN, f8E5M2 and i8 rows are cast from and to "
+                       "f32 rows only; found ")
+           << getInput().getType() << " to " << getType()
+           << " (cast through !nf.row<f32>)";
   return success();
 }
 

@@ -34,7 +34,8 @@ def Nf_KernelOp : Nf_Op<"kernel", [
     A kernel takes tensor arguments (activations `[B, S, D]`, modulation
     operands of any broadcast kind, norm weights, index and position tensors)
     and scalar integer arguments (a rotary position offset), and produces
-    `[B, S, D]` tensors. Its body is the program for *one row*: it runs for
+    `[B, S, D]` tensors and, for values computed once per row (a
+    quantization scale), `[B, S]` f32 tensors. Its body is the program for *one row*: it runs for
     every row `(b, s)`. Ops of the body that are not connected by data flow
     form independent *chains* (Q and K of QK-norm): each chain has its own
     `[B, S]`, and all chains of a kernel share one launch.
@@ -87,16 +88,20 @@ def Nf_KernelOp : Nf_Op<"kernel", [
 }
 
 def Nf_ReturnOp : Nf_Op<"return", [Pure, HasParent<"KernelOp">, Terminator]> {
-  let summary = "rows written to the kernel results";
+  let summary = "rows and per-row values written to the kernel results";
   let description = [{
-    Ends the row program. Operand `i` is stored into row `(b, s)` of result
-    `i`; its element type must be the result's element type.
+    Ends the row program. A row operand `i` is stored into row `(b, s)` of
+    the `[B, S, D]` result `i`, whose element type must be the row's. An f32
+    per-row scalar (a reduction's result or what is computed from it: a
+    quantization scale, a mean) is stored into element `(b, s)` of the
+    `[B, S]` f32 result `i`.
 
     ```mlir
     nf.return %y, %r : !nf.row<bf16>, !nf.row<bf16>
+    nf.return %q, %scale : !nf.row<f8E4M3FN>, f32
     ```
   }];
-  let arguments = (ins Variadic<Nf_AnyRow>:$operands);
+  let arguments = (ins Variadic<Nf_ReturnValue>:$operands);
   let assemblyFormat = "attr-dict ($operands^ `:` type($operands))?";
   let hasVerifier = 1;
 }
@@ -178,18 +183,27 @@ def Nf_ConstantOp : Nf_Op<"constant", [ConstantLike, Pure,
 }
 
 def Nf_CastOp : Nf_Op<"cast", [Pure]> {
-  let summary = "convert between f32, f16 and bf16, rounding to nearest even";
+  let summary = "convert element types, rounding to nearest even";
   let description = [{
-    The only conversion of the language. A cast to a narrower type rounds to
-    nearest, ties to even; a cast to a wider type is exact. Rows cast to rows,
-    scalars to scalars.
+    The only conversion of the language. Between `f32`, `f16` and `bf16`, a
+    cast to a narrower type rounds to nearest, ties to even; a cast to a
+    wider type is exact. Rows cast to rows, scalars to scalars.
+
+    Quantized rows (`f8E4M3FN`, `f8E5M2`, `i8`) cast only from and to `f32`
+    rows. A cast of an f32 row to one of them rounds to nearest, ties to
+    even, and saturates to the type's finite range: to +-448 for
+    `f8E4M3FN`, +-57344 for `f8E5M2`, [-128, 127] for `i8`, also for
+    +-inf. NaN becomes NaN for the fp8 types (the encoding `0x7f`, with the
+    input's sign) and 0 for `i8`. Subnormal fp8 values are kept. A cast
+    from a quantized row to f32 is exact.
 
     ```mlir
     %xf = nf.cast %x : !nf.row<bf16> to !nf.row<f32>
+    %q = nf.cast %y : !nf.row<f32> to !nf.row<f8E4M3FN>
     ```
   }];
-  let arguments = (ins Nf_Value:$input);
-  let results = (outs Nf_Value:$result);
+  let arguments = (ins Nf_CastValue:$input);
+  let results = (outs Nf_CastValue:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
   let hasVerifier = 1;
 }
@@ -302,9 +316,9 @@ class Nf_NormOp<string mnemonic, string what, string formula>
         : !nf.row<f32>
     ```
   }];
-  let arguments = (ins Nf_AnyRow:$input, Optional<Nf_AnyRow>:$weight,
-                       Optional<Nf_AnyRow>:$bias, F32Attr:$eps);
-  let results = (outs Nf_AnyRow:$result);
+  let arguments = (ins Nf_FloatRow:$input, Optional<Nf_FloatRow>:$weight,
+                       Optional<Nf_FloatRow>:$bias, F32Attr:$eps);
+  let results = (outs Nf_FloatRow:$result);
   // Weight and bias share the input's type, so one type is printed.
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
@@ -327,8 +341,9 @@ def Nf_ModulateOp : Nf_Op<"modulate", [Pure,
     %y = nf.modulate %n, %scale, %shift : !nf.row<f32>
     ```
   }];
-  let arguments = (ins Nf_AnyRow:$input, Nf_AnyRow:$scale, Nf_AnyRow:$shift);
-  let results = (outs Nf_AnyRow:$result);
+  let arguments = (ins Nf_FloatRow:$input, Nf_FloatRow:$scale,
+                       Nf_FloatRow:$shift);
+  let results = (outs Nf_FloatRow:$result);
   let assemblyFormat = [{
     $input `,` $scale `,` $shift attr-dict `:` type($input)
   }];
@@ -359,11 +374,11 @@ def Nf_RopeOp : Nf_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
         : !nf.row<f32>, tensor<?x128xf32>, tensor<?xi32>, i32
     ```
   }];
-  let arguments = (ins Nf_RopeLayout:$layout, Nf_AnyRow:$input,
+  let arguments = (ins Nf_RopeLayout:$layout, Nf_FloatRow:$input,
                        AnyRankedTensor:$cache, AnyRankedTensor:$positions,
                        Optional<AnySignlessInteger>:$offset,
                        I64Attr:$rotary_dim);
-  let results = (outs Nf_AnyRow:$result);
+  let results = (outs Nf_FloatRow:$result);
   let assemblyFormat = [{
     $layout $input `,` $cache `[` $positions (`+` $offset^)? `]`
     `rotary` $rotary_dim attr-dict `:` type($input) `,` type($cache) `,`

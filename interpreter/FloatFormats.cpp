@@ -29,6 +29,12 @@ struct FloatFormat {
 static constexpr FloatFormat kF32{23, -126, 127};
 static constexpr FloatFormat kF16{10, -14, 15};
 static constexpr FloatFormat kBF16{7, -126, 127};
+static constexpr FloatFormat kF8E4M3{3, -6, 8};
+static constexpr FloatFormat kF8E5M2{2, -14, 15};
+/// The largest finite values: e4m3fn gives its top encoding to NaN, so its
+/// largest is 1.75 * 2^8, not the 1.875 * 2^8 of the pattern.
+static constexpr double kF8E4M3Max = 448.0;
+static constexpr double kF8E5M2Max = 57344.0;
 
 /// Rounds hi + lo (see roundSumToElement) to `format`. Works on the integer
 /// significand: `hi` scaled by the quantum of its binade (an exact power-of-
@@ -69,6 +75,13 @@ static double roundSumToF32(double hi, double lo) {
   return roundToFormat(hi, lo, kF32);
 }
 
+/// Clamps a rounded value to +-max (infinities included; NaN stays NaN).
+static double saturate(double x, double max) {
+  if (std::isnan(x))
+    return x;
+  return std::clamp(x, -max, max);
+}
+
 StringRef mlir::nf::stringifyElementKind(ElementKind kind) {
   switch (kind) {
   case ElementKind::F32:
@@ -83,6 +96,10 @@ StringRef mlir::nf::stringifyElementKind(ElementKind kind) {
     return "i32";
   case ElementKind::I64:
     return "i64";
+  case ElementKind::F8E4M3FN:
+    return "f8E4M3FN";
+  case ElementKind::F8E5M2:
+    return "f8E5M2";
   }
   return "?";
 }
@@ -95,6 +112,8 @@ std::optional<ElementKind> mlir::nf::parseElementKind(StringRef text) {
       .Case("i8", ElementKind::I8)
       .Case("i32", ElementKind::I32)
       .Case("i64", ElementKind::I64)
+      .Case("f8E4M3FN", ElementKind::F8E4M3FN)
+      .Case("f8E5M2", ElementKind::F8E5M2)
       .Default(std::nullopt);
 }
 
@@ -105,6 +124,10 @@ std::optional<ElementKind> mlir::nf::getElementKind(Type type) {
     return ElementKind::F16;
   if (type.isBF16())
     return ElementKind::BF16;
+  if (isa<Float8E4M3FNType>(type))
+    return ElementKind::F8E4M3FN;
+  if (isa<Float8E5M2Type>(type))
+    return ElementKind::F8E5M2;
   if (type.isSignlessInteger(8))
     return ElementKind::I8;
   if (type.isSignlessInteger(32))
@@ -116,12 +139,15 @@ std::optional<ElementKind> mlir::nf::getElementKind(Type type) {
 
 bool mlir::nf::isFloatKind(ElementKind kind) {
   return kind == ElementKind::F32 || kind == ElementKind::F16 ||
-         kind == ElementKind::BF16;
+         kind == ElementKind::BF16 || kind == ElementKind::F8E4M3FN ||
+         kind == ElementKind::F8E5M2;
 }
 
 unsigned mlir::nf::getByteWidth(ElementKind kind) {
   switch (kind) {
   case ElementKind::I8:
+  case ElementKind::F8E4M3FN:
+  case ElementKind::F8E5M2:
     return 1;
   case ElementKind::F16:
   case ElementKind::BF16:
@@ -147,7 +173,19 @@ double mlir::nf::roundSumToElement(double hi, double lo, ElementKind kind) {
     return roundToFormat(hi, lo, kF16);
   case ElementKind::BF16:
     return roundToFormat(hi, lo, kBF16);
-  case ElementKind::I8:
+  case ElementKind::F8E4M3FN:
+    return saturate(roundToFormat(hi, lo, kF8E4M3), kF8E4M3Max);
+  case ElementKind::F8E5M2:
+    return saturate(roundToFormat(hi, lo, kF8E5M2), kF8E5M2Max);
+  case ElementKind::I8: {
+    if (std::isnan(hi))
+      return 0;
+    double rounded = std::nearbyint(hi); // ties to even
+    // lo breaks an exact tie at hi, as in roundToFormat.
+    if (lo != 0 && std::fabs(hi - std::trunc(hi)) == 0.5)
+      rounded = lo > 0 ? std::ceil(hi) : std::floor(hi);
+    return std::clamp(rounded, -128.0, 127.0);
+  }
   case ElementKind::I32:
   case ElementKind::I64:
     break;
@@ -202,4 +240,56 @@ double mlir::nf::doubleFromBF16Bits(uint16_t bits) {
   float f;
   std::memcpy(&f, &wide, sizeof(f));
   return f;
+}
+
+/// The bits of a value `a` >= 0 already in an fp8 format: subnormals are
+/// multiples of 2^(minExponent - fractionBits).
+static uint8_t f8MagnitudeBits(double a, const FloatFormat &format, int bias) {
+  if (a < std::ldexp(1.0, format.minExponent))
+    return (uint8_t)std::ldexp(a, format.fractionBits - format.minExponent);
+  int exponent = std::ilogb(a);
+  auto significand = (int)std::ldexp(a, format.fractionBits - exponent);
+  return (uint8_t)(((exponent + bias) << format.fractionBits) |
+                   (significand - (1 << format.fractionBits)));
+}
+
+static double f8Magnitude(uint8_t bits, const FloatFormat &format, int bias) {
+  int exponent = bits >> format.fractionBits;
+  int mantissa = bits & ((1 << format.fractionBits) - 1);
+  if (exponent == 0)
+    return std::ldexp(mantissa, format.minExponent - format.fractionBits);
+  return std::ldexp((1 << format.fractionBits) + mantissa,
+                    exponent - bias - format.fractionBits);
+}
+
+uint8_t mlir::nf::f8E4M3FNBitsFromDouble(double x) {
+  double r = roundToElement(x, ElementKind::F8E4M3FN);
+  uint8_t sign = std::signbit(r) ? 0x80 : 0;
+  if (std::isnan(r))
+    return sign | 0x7f;
+  return sign | f8MagnitudeBits(std::fabs(r), kF8E4M3, 7);
+}
+
+double mlir::nf::doubleFromF8E4M3FNBits(uint8_t bits) {
+  double sign = (bits & 0x80) ? -1.0 : 1.0;
+  if ((bits & 0x7f) == 0x7f)
+    return std::numeric_limits<double>::quiet_NaN();
+  return sign * f8Magnitude(bits & 0x7f, kF8E4M3, 7);
+}
+
+uint8_t mlir::nf::f8E5M2BitsFromDouble(double x) {
+  double r = roundToElement(x, ElementKind::F8E5M2);
+  uint8_t sign = std::signbit(r) ? 0x80 : 0;
+  if (std::isnan(r))
+    return sign | 0x7f;
+  return sign | f8MagnitudeBits(std::fabs(r), kF8E5M2, 15);
+}
+
+double mlir::nf::doubleFromF8E5M2Bits(uint8_t bits) {
+  double sign = (bits & 0x80) ? -1.0 : 1.0;
+  int exponent = (bits >> 2) & 0x1f;
+  if (exponent == 0x1f)
+    return (bits & 3) ? std::numeric_limits<double>::quiet_NaN()
+                      : sign * std::numeric_limits<double>::infinity();
+  return sign * f8Magnitude(bits & 0x7f, kF8E5M2, 15);
 }

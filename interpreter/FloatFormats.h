@@ -23,13 +23,17 @@ class Type;
 namespace nf {
 
 /// The element types a kernel argument or result can have.
-enum class ElementKind { F32, F16, BF16, I8, I32, I64 };
+enum class ElementKind { F32, F16, BF16, I8, I32, I64, F8E4M3FN, F8E5M2 };
 
-/// "f32", "f16", "bf16", "i8", "i32", "i64".
+/// "f32", "f16", "bf16", "i8", "i32", "i64", "f8E4M3FN", "f8E5M2" (MLIR's
+/// spelling of the types).
 llvm::StringRef stringifyElementKind(ElementKind kind);
 std::optional<ElementKind> parseElementKind(llvm::StringRef text);
-/// The kind of an f32/f16/bf16/i8/i32/i64 type; nullopt for anything else.
+/// The kind of an f32/f16/bf16/f8E4M3FN/f8E5M2/i8/i32/i64 type; nullopt for
+/// anything else.
 std::optional<ElementKind> getElementKind(Type type);
+/// The float kinds, fp8 included (their values are read and printed as
+/// floats).
 bool isFloatKind(ElementKind kind);
 /// Bytes of one element in a binary file.
 unsigned getByteWidth(ElementKind kind);
@@ -46,7 +50,11 @@ double roundToBF16(double x);
 /// exact products is rounded correctly, not twice.
 double roundSumToElement(double hi, double lo, ElementKind kind);
 
-/// `x` rounded to a float element kind. Integer kinds are returned unchanged.
+/// `x` rounded to an element kind. f32/f16/bf16 as above. The quantized
+/// kinds saturate (nf.cast): f8E4M3FN and f8E5M2 round to nearest even and
+/// clamp to +-448 and +-57344 (+-inf too; NaN stays NaN); i8 rounds to the
+/// nearest integer, ties to even, clamps to [-128, 127] and maps NaN to 0.
+/// i32 and i64 are returned unchanged.
 double roundToElement(double x, ElementKind kind);
 
 /// Bit patterns; the `from double` directions round first. NaN encodes as
@@ -55,6 +63,11 @@ uint16_t f16BitsFromDouble(double x);
 double doubleFromF16Bits(uint16_t bits);
 uint16_t bf16BitsFromDouble(double x);
 double doubleFromBF16Bits(uint16_t bits);
+/// fp8: NaN encodes as 0x7f with the sign of `x` (f8E4M3FN's only NaN).
+uint8_t f8E4M3FNBitsFromDouble(double x);
+double doubleFromF8E4M3FNBits(uint8_t bits);
+uint8_t f8E5M2BitsFromDouble(double x);
+double doubleFromF8E5M2Bits(uint8_t bits);
 
 } // namespace nf
 } // namespace mlir

@@ -593,8 +593,10 @@ LogicalResult KernelInterpreter::runChain(const Chain &chain,
           return failure();
       for (auto [i, r] : llvm::enumerate(chain.results)) {
         const Slot &row = slot(ret->getOperand(r));
+        // A per-row value fills one element of its [B, S] result.
+        int64_t width = row.isRow ? sizes.D : 1;
         std::copy(row.values.begin(), row.values.end(),
-                  outputs[i]->data.begin() + (b * sizes.S + s) * sizes.D);
+                  outputs[i]->data.begin() + (b * sizes.S + s) * width);
       }
     }
   }
@@ -636,7 +638,10 @@ FailureOr<SmallVector<HostTensor>> KernelInterpreter::run() {
       std::optional<ElementKind> kind = getElementKind(type.getElementType());
       if (!kind)
         return fail("result #" + Twine(r) + " has an unsupported type");
-      results[r] = HostTensor(*kind, {sizes.B, sizes.S, sizes.D});
+      std::vector<int64_t> shape{sizes.B, sizes.S};
+      if (type.getRank() == 3)
+        shape.push_back(sizes.D);
+      results[r] = HostTensor(*kind, shape);
       outputs.push_back(&results[r]);
     }
     if (failed(runChain(chain, outputs)))

@@ -60,7 +60,9 @@ mlir::nf::computeKernelABI(KernelOp kernel, const ChainAnalysis &chains) {
   for (unsigned r = 0; r < numResults; ++r) {
     if (kernel.getInPlaceArgument(r))
       continue;
-    for (int d = 0; d < 2; ++d)
+    // [B, S, D] rows or [B, S] per-row values: every dimension but the last.
+    auto type = cast<RankedTensorType>(kernel.getResultTypes()[r]);
+    for (int d = 0; d + 1 < type.getRank(); ++d)
       params.push_back(
           {KernelParam::ResultStride, (int)r, d, i64,
            "stride.out" + std::to_string(r) + "." + std::to_string(d)});

@@ -192,6 +192,12 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     }
     ```
   }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"\"",
+           "target SM (sm_80, sm_90a, ...): casts to fp8 use "
+           "cvt.rn.satfinite from sm_89 on, the same rounding in integer "
+           "arithmetic before (and when empty)">,
+  ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",

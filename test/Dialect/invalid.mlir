@@ -9,7 +9,7 @@
 
 nf.kernel @row_of_int(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
   %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
-  // expected-error@+1 {{row element type must be f32, f16 or bf16, found 'i32'}}
+  // expected-error@+1 {{row element type must be f32, f16, bf16, f8E4M3FN, f8E5M2 or i8, found 'i32'}}
   %1 = nf.cast %0 : !nf.row<f32> to !nf.row<i32>
   nf.return %0 : !nf.row<f32>
 }
@@ -158,7 +158,7 @@ nf.kernel @kind_bad_number(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
 
 nf.kernel @load_int_tensor(%x: tensor<?x?x?xf32>, %i: tensor<?x?x?xi32>)
     -> tensor<?x?x?xf32> {
-  // expected-error@+1 {{expected a ranked tensor of f32, f16 or bf16 elements, found 'tensor<?x?x?xi32>'}}
+  // expected-error@+1 {{expected a ranked tensor of f32, f16, bf16, f8E4M3FN, f8E5M2 or i8 elements, found 'tensor<?x?x?xi32>'}}
   %0 = nf.load %i [B, S, D] : tensor<?x?x?xi32>
   nf.return %0 : !nf.row<f32>
 }
@@ -170,7 +170,7 @@ nf.kernel @load_int_tensor(%x: tensor<?x?x?xf32>, %i: tensor<?x?x?xi32>)
 nf.kernel @load_int_tensor_generic(%x: tensor<?x?x?xf32>,
                                    %i: tensor<?x?x?xi32>)
     -> tensor<?x?x?xf32> {
-  // expected-error@+1 {{expected a tensor of f32, f16 or bf16 elements, %i is 'tensor<?x?x?xi32>'}}
+  // expected-error@+1 {{expected a tensor of f32, f16, bf16, f8E4M3FN, f8E5M2 or i8 elements, %i is 'tensor<?x?x?xi32>'}}
   %0 = "nf.load"(%i) <{kind = 4 : i32}> : (tensor<?x?x?xi32>) -> !nf.row<f32>
   nf.return %0 : !nf.row<f32>
 }
@@ -394,9 +394,49 @@ nf.kernel @cast_int(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
   nf.return %0 : !nf.row<f32>
 }
 
+// -----
+
+nf.kernel @cast_quantized_from_bf16(%x: tensor<?x?x?xbf16>)
+    -> tensor<?x?x?xi8> {
+  %0 = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  // expected-error@+1 {{f8E4M3FN, f8E5M2 and i8 rows are cast from and to f32 rows only; found '!nf.row<bf16>' to '!nf.row<i8>' (cast through !nf.row<f32>)}}
+  %1 = nf.cast %0 : !nf.row<bf16> to !nf.row<i8>
+  nf.return %1 : !nf.row<i8>
+}
+
+// -----
+
+nf.kernel @cast_between_quantized(%x: tensor<?x?x?xi8>)
+    -> tensor<?x?x?xf8E4M3FN> {
+  %0 = nf.load %x [B, S, D] : tensor<?x?x?xi8>
+  // expected-error@+1 {{f8E4M3FN, f8E5M2 and i8 rows are cast from and to f32 rows only; found '!nf.row<i8>' to '!nf.row<f8E4M3FN>' (cast through !nf.row<f32>)}}
+  %1 = nf.cast %0 : !nf.row<i8> to !nf.row<f8E4M3FN>
+  nf.return %1 : !nf.row<f8E4M3FN>
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise ops and reductions
 //===----------------------------------------------------------------------===//
+
+// -----
+
+// Quantized rows take no arithmetic: cast them to f32 first.
+nf.kernel @add_quantized(%x: tensor<?x?x?xi8>) -> tensor<?x?x?xi8> {
+  %0 = nf.load %x [B, S, D] : tensor<?x?x?xi8>
+  // expected-error@+1 {{'nf.add' op operand #0 must be f32/f16/bf16 row or per-row scalar, but got '!nf.row<i8>'}}
+  %1 = nf.add %0, %0 : !nf.row<i8>
+  nf.return %1 : !nf.row<i8>
+}
+
+// -----
+
+nf.kernel @norm_quantized(%x: tensor<?x?x?xf8E5M2>)
+    -> tensor<?x?x?xf8E5M2> {
+  %0 = nf.load %x [B, S, D] : tensor<?x?x?xf8E5M2>
+  // expected-error@+1 {{'nf.rms_norm' op operand #0 must be row of f32, f16 or bf16, but got '!nf.row<f8E5M2>'}}
+  %1 = nf.rms_norm %0 eps 1.0e-6 : !nf.row<f8E5M2>
+  nf.return %1 : !nf.row<f8E5M2>
+}
 
 // -----
 
@@ -670,8 +710,34 @@ nf.kernel @return_element_type(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
 nf.kernel @return_scalar(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
   %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
   %1 = nf.reduce sum %0 : !nf.row<f32>
-  // expected-error@+1 {{'nf.return' op operand #0 must be variadic of row, but got 'f32'}}
+  // expected-error@+1 {{per-row value #0 is stored into a [B, S] f32 result, but result #0 is 'tensor<?x?x?xf32>'}}
   nf.return %1 : f32
+}
+
+// -----
+
+nf.kernel @return_row_into_per_row(%x: tensor<?x?x?xf32>) -> tensor<?x?xf32> {
+  %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
+  // expected-error@+1 {{row #0 is stored into a [B, S, D] result, but result #0 is 'tensor<?x?xf32>'}}
+  nf.return %0 : !nf.row<f32>
+}
+
+// -----
+
+nf.kernel @return_f16_scalar(%x: tensor<?x?x?xf32>) -> tensor<?x?xf32> {
+  %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
+  %1 = nf.reduce sum %0 : !nf.row<f32>
+  %2 = nf.cast %1 : f32 to f16
+  // expected-error@+1 {{'nf.return' op operand #0 must be variadic of row or per-row f32 scalar, but got 'f16'}}
+  nf.return %2 : f16
+}
+
+// -----
+
+nf.kernel @return_constant(%x: tensor<?x?x?xf32>) -> tensor<?x?xf32> {
+  %c = nf.constant 1.0 : f32
+  // expected-error@+1 {{per-row value #0 is a constant; a per-row result must be computed from a row (it takes the row's [B, S])}}
+  nf.return %c : f32
 }
 
 // -----
@@ -685,15 +751,25 @@ nf.kernel @return_scalar(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
 
 // -----
 
-// expected-error@+1 {{result #0 must be a [B, S, D] tensor of f32, f16 or bf16, found 'tensor<?x?xf32>'}}
-nf.kernel @result_rank(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
-  %0 = nf.load %x [B, D] : tensor<?x?xf32>
+// expected-error@+1 {{result #0 must be a [B, S, D] tensor of f32, f16, bf16, f8E4M3FN, f8E5M2 or i8, or a [B, S] tensor of f32 (one value per row), found 'tensor<?x?x?x?xf32>'}}
+nf.kernel @result_rank(%x: tensor<?x?x?xf32>) -> tensor<?x?x?x?xf32> {
+  %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
   nf.return %0 : !nf.row<f32>
 }
 
 // -----
 
-// expected-error@+1 {{result #0 must be a [B, S, D] tensor of f32, f16 or bf16, found 'tensor<?x?x?xi32>'}}
+// A per-row result holds f32 values.
+// expected-error@+1 {{result #0 must be a [B, S, D] tensor of f32, f16, bf16, f8E4M3FN, f8E5M2 or i8, or a [B, S] tensor of f32 (one value per row), found 'tensor<?x?xbf16>'}}
+nf.kernel @per_row_result_bf16(%x: tensor<?x?x?xf32>) -> tensor<?x?xbf16> {
+  %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
+  %1 = nf.reduce sum %0 : !nf.row<f32>
+  nf.return %1 : f32
+}
+
+// -----
+
+// expected-error@+1 {{result #0 must be a [B, S, D] tensor of f32, f16, bf16, f8E4M3FN, f8E5M2 or i8, or a [B, S] tensor of f32 (one value per row), found 'tensor<?x?x?xi32>'}}
 nf.kernel @result_int(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xi32> {
   %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
   nf.return %0 : !nf.row<f32>
@@ -702,7 +778,7 @@ nf.kernel @result_int(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xi32> {
 // -----
 
 // A result that is not a tensor (nf.return used to crash on it).
-// expected-error@+1 {{result #0 must be a [B, S, D] tensor of f32, f16 or bf16, found 'f32'}}
+// expected-error@+1 {{result #0 must be a [B, S, D] tensor of f32, f16, bf16, f8E4M3FN, f8E5M2 or i8, or a [B, S] tensor of f32 (one value per row), found 'f32'}}
 nf.kernel @result_scalar(%x: tensor<?x?x?xf32>) -> f32 {
   %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
   nf.return %0 : !nf.row<f32>
@@ -710,7 +786,7 @@ nf.kernel @result_scalar(%x: tensor<?x?x?xf32>) -> f32 {
 
 // -----
 
-// expected-error@+1 {{argument %eps must be a ranked tensor of f32, f16, bf16, i8, i32 or i64, or an i32/i64 scalar; found 'f32'}}
+// expected-error@+1 {{argument %eps must be a ranked tensor of f32, f16, bf16, f8E4M3FN, f8E5M2, i8, i32 or i64, or an i32/i64 scalar; found 'f32'}}
 nf.kernel @argument_float_scalar(%x: tensor<?x?x?xf32>, %eps: f32)
     -> tensor<?x?x?xf32> {
   %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
@@ -719,14 +795,14 @@ nf.kernel @argument_float_scalar(%x: tensor<?x?x?xf32>, %eps: f32)
 
 // -----
 
-// expected-error@+1 {{argument %x must be a ranked tensor of f32, f16, bf16, i8, i32 or i64, or an i32/i64 scalar; found 'tensor<*xf32>'}}
+// expected-error@+1 {{argument %x must be a ranked tensor of f32, f16, bf16, f8E4M3FN, f8E5M2, i8, i32 or i64, or an i32/i64 scalar; found 'tensor<*xf32>'}}
 nf.kernel @argument_unranked(%x: tensor<*xf32>) {
   nf.return
 }
 
 // -----
 
-// expected-error@+1 {{argument %m must be a ranked tensor of f32, f16, bf16, i8, i32 or i64, or an i32/i64 scalar; found 'memref<?xf32>'}}
+// expected-error@+1 {{argument %m must be a ranked tensor of f32, f16, bf16, f8E4M3FN, f8E5M2, i8, i32 or i64, or an i32/i64 scalar; found 'memref<?xf32>'}}
 nf.kernel @argument_memref(%x: tensor<?x?x?xf32>, %m: memref<?xf32>)
     -> tensor<?x?x?xf32> {
   %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
@@ -735,7 +811,7 @@ nf.kernel @argument_memref(%x: tensor<?x?x?xf32>, %m: memref<?xf32>)
 
 // -----
 
-// expected-error@+1 {{argument %h must be a ranked tensor of f32, f16, bf16, i8, i32 or i64, or an i32/i64 scalar; found 'tensor<?xf64>'}}
+// expected-error@+1 {{argument %h must be a ranked tensor of f32, f16, bf16, f8E4M3FN, f8E5M2, i8, i32 or i64, or an i32/i64 scalar; found 'tensor<?xf64>'}}
 nf.kernel @argument_f64(%x: tensor<?x?x?xf32>, %h: tensor<?xf64>)
     -> tensor<?x?x?xf32> {
   %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
@@ -811,7 +887,7 @@ nf.kernel @index_and_data(%x: tensor<?x?x?xf32>, %idx: tensor<?x?xi32>,
     -> tensor<?x?x?xf32> {
   %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
   %1 = nf.select_load %idx, %s0, %s1 [B, D] : tensor<?x?xi32>, tensor<?x?xf32>
-  // expected-error@+1 {{expected a ranked tensor of f32, f16 or bf16 elements, found 'tensor<?x?xi32>'}}
+  // expected-error@+1 {{expected a ranked tensor of f32, f16, bf16, f8E4M3FN, f8E5M2 or i8 elements, found 'tensor<?x?xi32>'}}
   %2 = nf.load %idx [B, D] : tensor<?x?xi32>
   nf.return %0 : !nf.row<f32>
 }

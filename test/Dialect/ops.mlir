@@ -388,3 +388,22 @@ nf.kernel @chains_own_b_s(%q: tensor<4096x24x128xbf16>,
   %k0 = nf.load %k [B, S, D] : tensor<2048x8x128xbf16>
   nf.return %q0, %k0 : !nf.row<bf16>, !nf.row<bf16>
 }
+
+// Quantized rows: loaded, cast from and to f32, stored; a per-row f32 value
+// is returned as a [B, S] result.
+// CHECK-LABEL: nf.kernel @quantized
+// CHECK-SAME: -> (tensor<?x?x?xf8E4M3FN>, tensor<?x?x?xi8>, tensor<?x?xf32>)
+// CHECK: nf.load %q [B, S, D] : tensor<?x?x?xf8E5M2>
+// CHECK: nf.cast %{{.*}} : !nf.row<f8E5M2> to !nf.row<f32>
+// CHECK: nf.cast %{{.*}} : !nf.row<f32> to !nf.row<f8E4M3FN>
+// CHECK: nf.return %{{.*}}, %{{.*}}, %{{.*}} : !nf.row<f8E4M3FN>, !nf.row<i8>, f32
+nf.kernel @quantized(%q: tensor<?x?x?xf8E5M2>)
+    -> (tensor<?x?x?xf8E4M3FN>, tensor<?x?x?xi8>, tensor<?x?xf32>) {
+  %0 = nf.load %q [B, S, D] : tensor<?x?x?xf8E5M2>
+  %1 = nf.cast %0 : !nf.row<f8E5M2> to !nf.row<f32>
+  %2 = nf.reduce max %1 : !nf.row<f32>
+  %3 = nf.div %1, %2 : !nf.row<f32>, f32
+  %4 = nf.cast %3 : !nf.row<f32> to !nf.row<f8E4M3FN>
+  %5 = nf.cast %3 : !nf.row<f32> to !nf.row<i8>
+  nf.return %4, %5, %2 : !nf.row<f8E4M3FN>, !nf.row<i8>, f32
+}

@@ -196,3 +196,23 @@
 // SMAXA-NOT: result
 // SMAXB: @softmax result #0 f16 3x5x7: rel_error {{.*}} <= 1e-02 ok
 // SMAXB-NOT: result
+
+// Quantized outputs and per-row results.
+// RUN: nf-interp --check-decompose --dims=B=2,S=8,D=64 %examples/rmsnorm_quant_fp8.mlir \
+// RUN:   | FileCheck %s --check-prefix=RQF
+// RQF: @rmsnorm_quant_fp8 result #0 f8E4M3FN 2x8x64: rel_error {{.*}} <= 1e-02 ok
+// RQF-NEXT: @rmsnorm_quant_fp8 result #1 f32 2x8: rel_error {{.*}} <= 1e-05 ok
+// RQF-NOT: result
+
+// RUN: nf-interp --check-decompose --dims=B=3,S=5,D=7 --seed=2 %examples/fused_add_rmsnorm_quant_i8.mlir \
+// RUN:   | FileCheck %s --check-prefix=FARQ
+// FARQ: @fused_add_rmsnorm_quant_i8 result #0 i8 3x5x7: rel_error {{.*}} <= 1e-02 ok
+// FARQ-NEXT: @fused_add_rmsnorm_quant_i8 result #1 bf16 3x5x7: rel_error {{.*}} <= 1e-02 ok
+// FARQ-NEXT: @fused_add_rmsnorm_quant_i8 result #2 f32 3x5: rel_error {{.*}} <= 1e-05 ok
+// FARQ-NOT: result
+
+// RUN: nf-interp --check-decompose --dims=B=2,S=8,D=64 %examples/layernorm_modulate_quant_fp8.mlir \
+// RUN:   | FileCheck %s --check-prefix=LMQ
+// LMQ: @layernorm_modulate_quant_fp8 result #0 f8E4M3FN 2x8x64: rel_error {{.*}} <= 1e-02 ok
+// LMQ-NEXT: @layernorm_modulate_quant_fp8 result #1 f32 2x8: rel_error {{.*}} <= 1e-05 ok
+// LMQ-NOT: result

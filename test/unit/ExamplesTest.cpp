@@ -254,6 +254,48 @@ std::vector<double> normTanhMulAddRow(const Tensors &in, int64_t b, int64_t s,
   return r;
 }
 
+/// The fp8 value nearest to `v` (ties to the even code), saturated to the
+/// largest finite value, found by trying every code: independent of the
+/// interpreter's arithmetic rounding.
+double nearestFp8(double v, bool e4m3) {
+  int fraction = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+  double maxFinite = e4m3 ? 448.0 : 57344.0;
+  double a = std::min(std::fabs(v), maxFinite);
+  double best = 0;
+  for (int code = 0; code < 128; ++code) {
+    int exponent = code >> fraction, mantissa = code & ((1 << fraction) - 1);
+    double value = exponent == 0 ? std::ldexp(mantissa, 1 - bias - fraction)
+                                 : std::ldexp((1 << fraction) + mantissa,
+                                              exponent - bias - fraction);
+    if (value > maxFinite)
+      break;
+    double d = std::fabs(value - a), bestD = std::fabs(best - a);
+    if (code == 0 || d < bestD || (d == bestD && code % 2 == 0))
+      best = value;
+  }
+  return std::copysign(best, v);
+}
+
+/// Per-token quantization of a row `y` (f32 values) as the quantizing
+/// examples do it: scale = max(max|y| / qmax, minScale) in f32 ops, then
+/// each y / scale rounded to f32 and quantized by `quantize`. Returns the
+/// scale and fills `q`.
+template <typename Quantize>
+double quantizeRow(const std::vector<double> &y, double qmax, float minScale,
+                   std::vector<double> &q, Quantize quantize) {
+  double amax = 0;
+  for (double v : y)
+    amax = std::max(amax, std::fabs(v));
+  double scale = std::max(f32(amax / qmax), (double)minScale);
+  q.resize(y.size());
+  for (size_t d = 0; d < y.size(); ++d)
+    q[d] = quantize(f32(y[d] / scale));
+  return scale;
+}
+
+double toE4M3(double v) { return nearestFp8(v, /*e4m3=*/true); }
+double toI8(double v) { return std::clamp(std::nearbyint(v), -128.0, 127.0); }
+
 //===----------------------------------------------------------------------===//
 // The examples
 //===----------------------------------------------------------------------===//
@@ -515,6 +557,68 @@ const std::vector<ExampleCase> kExamples = {
              at(y, {b, s, d}) = f16(f32(e[d] / sum));
          }
        return std::vector<HostTensor>{y};
+     }},
+    // Quantized outputs: the row quantized per token, and its scale.
+    {"rmsnorm_quant_fp8",
+     {2, 3, 40},
+     {{"x", "B S D"}, {"weight", "D"}},
+     [](const Tensors &in, const Sizes &z) {
+       HostTensor q(ElementKind::F8E4M3FN, {z.B, z.S, z.D});
+       HostTensor scale(ElementKind::F32, {z.B, z.S});
+       for (int64_t b = 0; b < z.B; ++b)
+         for (int64_t s = 0; s < z.S; ++s) {
+           std::vector<double> n = rmsNorm(rowOf(in.at("x"), b, s, z.D)), row;
+           for (int64_t d = 0; d < z.D; ++d)
+             n[d] = f32(n[d] * at(in.at("weight"), {d}));
+           at(scale, {b, s}) = quantizeRow(n, 448.0, 4.35965e-06f, row, toE4M3);
+           for (int64_t d = 0; d < z.D; ++d)
+             at(q, {b, s, d}) = row[d];
+         }
+       return std::vector<HostTensor>{q, scale};
+     }},
+    {"fused_add_rmsnorm_quant_i8",
+     {2, 3, 40},
+     {{"x", "B S D"}, {"residual", "B S D"}, {"weight", "D"}},
+     [](const Tensors &in, const Sizes &z) {
+       HostTensor q(ElementKind::I8, {z.B, z.S, z.D});
+       HostTensor rOut = output(ElementKind::BF16, z);
+       HostTensor scale(ElementKind::F32, {z.B, z.S});
+       for (int64_t b = 0; b < z.B; ++b)
+         for (int64_t s = 0; s < z.S; ++s) {
+           std::vector<double> r(z.D), row;
+           for (int64_t d = 0; d < z.D; ++d)
+             r[d] = bf16((float)at(in.at("x"), {b, s, d}) +
+                         (float)at(in.at("residual"), {b, s, d}));
+           std::vector<double> n = rmsNorm(r);
+           for (int64_t d = 0; d < z.D; ++d)
+             n[d] = f32(n[d] * at(in.at("weight"), {d}));
+           at(scale, {b, s}) = quantizeRow(n, 127.0, 1.53789e-05f, row, toI8);
+           for (int64_t d = 0; d < z.D; ++d) {
+             at(q, {b, s, d}) = row[d];
+             at(rOut, {b, s, d}) = r[d];
+           }
+         }
+       return std::vector<HostTensor>{q, rOut, scale};
+     }},
+    {"layernorm_modulate_quant_fp8",
+     {2, 3, 40},
+     {{"x", "B S D"}, {"scale", "B 1 D"}, {"shift", "B 1 D"}},
+     [](const Tensors &in, const Sizes &z) {
+       HostTensor q(ElementKind::F8E4M3FN, {z.B, z.S, z.D});
+       HostTensor scale(ElementKind::F32, {z.B, z.S});
+       for (int64_t b = 0; b < z.B; ++b)
+         for (int64_t s = 0; s < z.S; ++s) {
+           std::vector<double> n = layerNorm(rowOf(in.at("x"), b, s, z.D)), row;
+           // The norm rounds to f32; the modulation (a composite) computes
+           // exactly and rounds once.
+           for (int64_t d = 0; d < z.D; ++d)
+             n[d] = f32(f32(n[d]) * (1.0 + at(in.at("scale"), {b, 0, d})) +
+                        at(in.at("shift"), {b, 0, d}));
+           at(scale, {b, s}) = quantizeRow(n, 448.0, 4.35965e-06f, row, toE4M3);
+           for (int64_t d = 0; d < z.D; ++d)
+             at(q, {b, s, d}) = row[d];
+         }
+       return std::vector<HostTensor>{q, scale};
      }},
 };
 

@@ -143,6 +143,69 @@ TEST(RoundSum, TieBrokenByTheLowPart) {
             1.0 + 0x1p-10);
 }
 
+uint8_t e4m3(double x) { return f8E4M3FNBitsFromDouble(x); }
+uint8_t e5m2(double x) { return f8E5M2BitsFromDouble(x); }
+
+TEST(F8E4M3FN, ExactValuesAndSaturation) {
+  EXPECT_EQ(e4m3(0.0), 0x00);
+  EXPECT_EQ(e4m3(-0.0), 0x80);
+  EXPECT_EQ(e4m3(1.0), 0x38);
+  EXPECT_EQ(e4m3(-2.0), 0xc0);
+  EXPECT_EQ(e4m3(448.0), 0x7e);  // largest finite
+  EXPECT_EQ(e4m3(0x1p-6), 0x08); // smallest normal
+  EXPECT_EQ(e4m3(0x1p-9), 0x01); // smallest subnormal
+  EXPECT_EQ(e4m3(0x7p-9), 0x07); // largest subnormal
+  // Beyond the largest finite value, infinities included: saturated.
+  EXPECT_EQ(e4m3(470.0), 0x7e);
+  EXPECT_EQ(e4m3(1e9), 0x7e);
+  EXPECT_EQ(e4m3(-kInf), 0xfe);
+  EXPECT_EQ(e4m3(std::numeric_limits<double>::quiet_NaN()), 0x7f);
+  EXPECT_TRUE(std::isnan(doubleFromF8E4M3FNBits(0xff)));
+  // Ties to even: 1 + 2^-4 lies between 1 (0x38) and 1 + 2^-3 (0x39).
+  EXPECT_EQ(e4m3(1.0 + 0x1p-4), 0x38);
+  EXPECT_EQ(e4m3(1.0 + 3 * 0x1p-4), 0x3a);
+  // Half the smallest subnormal rounds to 0 (even); 1.5 of it to 2.
+  EXPECT_EQ(e4m3(0x1p-10), 0x00);
+  EXPECT_EQ(e4m3(0x3p-10), 0x02);
+  // Just below the smallest normal rounds up into it.
+  EXPECT_EQ(e4m3(0x1p-6 - 0x1p-12), 0x08);
+}
+
+TEST(F8E5M2, ExactValuesAndSaturation) {
+  EXPECT_EQ(e5m2(1.0), 0x3c);
+  EXPECT_EQ(e5m2(57344.0), 0x7b); // largest finite
+  EXPECT_EQ(e5m2(0x1p-14), 0x04); // smallest normal
+  EXPECT_EQ(e5m2(0x1p-16), 0x01); // smallest subnormal
+  EXPECT_EQ(e5m2(kInf), 0x7b);
+  EXPECT_EQ(e5m2(-70000.0), 0xfb);
+  EXPECT_EQ(e5m2(std::numeric_limits<double>::quiet_NaN()), 0x7f);
+  EXPECT_EQ(doubleFromF8E5M2Bits(0x7c), kInf); // the format has infinities
+  EXPECT_EQ(e5m2(1.0 + 0x1p-3), 0x3c);         // tie to even
+}
+
+TEST(F8, EveryCodeRoundTrips) {
+  for (int code = 0; code < 256; ++code) {
+    double v = doubleFromF8E4M3FNBits((uint8_t)code);
+    if (!std::isnan(v))
+      EXPECT_EQ(e4m3(v), code) << code;
+    double w = doubleFromF8E5M2Bits((uint8_t)code);
+    if (!std::isnan(w) && !std::isinf(w))
+      EXPECT_EQ(e5m2(w), code) << code;
+  }
+}
+
+TEST(I8, RoundsToEvenSaturatesAndZeroesNaN) {
+  EXPECT_EQ(roundToElement(2.5, ElementKind::I8), 2.0);
+  EXPECT_EQ(roundToElement(3.5, ElementKind::I8), 4.0);
+  EXPECT_EQ(roundToElement(-2.5, ElementKind::I8), -2.0);
+  EXPECT_EQ(roundToElement(127.5, ElementKind::I8), 127.0);
+  EXPECT_EQ(roundToElement(-1e9, ElementKind::I8), -128.0);
+  EXPECT_EQ(roundToElement(kInf, ElementKind::I8), 127.0);
+  EXPECT_EQ(
+      roundToElement(std::numeric_limits<double>::quiet_NaN(), ElementKind::I8),
+      0.0);
+}
+
 /// The helpers against the hardware and the compiler on random doubles
 /// spread over all binades of the formats, subnormals and overflow included.
 TEST(Formats, AgreeWithCompilerConversions) {

@@ -231,6 +231,9 @@ makeInputs(KernelOp kernel, ArrayRef<std::vector<int64_t>> shapes,
       if (isFloatKind(kind))
         for (double &v : tensor.data)
           v = roundToElement(random.symmetric(), kind);
+      else if (kind == ElementKind::I8) // quantized data
+        for (double &v : tensor.data)
+          v = (double)random.below(255) - 127;
       break;
     case ArgumentRole::Index:
       for (double &v : tensor.data)
@@ -344,6 +347,12 @@ static LogicalResult writeBinary(StringRef path, const HostTensor &tensor,
       break;
     case ElementKind::BF16:
       write<uint16_t>(os, bf16BitsFromDouble(v), little);
+      break;
+    case ElementKind::F8E4M3FN:
+      write<uint8_t>(os, f8E4M3FNBitsFromDouble(v), little);
+      break;
+    case ElementKind::F8E5M2:
+      write<uint8_t>(os, f8E5M2BitsFromDouble(v), little);
       break;
     case ElementKind::I8:
       write<int8_t>(os, (int8_t)v, little);
