@@ -52,7 +52,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench import (SETS, capture, fagn_eager, replay_time_us, rms,  # noqa
                    srn_eager)
 import normfuse  # noqa: E402
-from normfuse.testing import rel_error, tolerance  # noqa: E402
+import quant_cases  # noqa: E402
+from normfuse.testing import (is_quantized_dtype, quantized_mismatch,  # noqa
+                              rel_error, tolerance)
 
 D_LIST = [64, 100, 256, 768, 1000, 1152, 1536, 2240, 3072, 4096, 5120, 6144,
           8192, 12288, 16384, 24576, 32768, 65536]
@@ -291,6 +293,18 @@ CASES = [
     Case("fused_add_gate_norm", bf16, fagn_inputs, fagn_eager, fagn_ref,
          no_kernel("Quack"), no_kernel("Liger"),
          "seed #2: x, residual bf16; gate [1, 1, D], weight [D] f32"),
+] + [
+    # Quantized outputs (bench/quant_cases.py): the references are the
+    # quantized values and f32 scales themselves.
+    Case(name, bf16, *quant_cases.functions(name), no_kernel("Quack"),
+         no_kernel("Liger"), description)
+    for name, description in (
+        ("rmsnorm_quant_fp8", "x, weight bf16 -> fp8 e4m3 + f32 scale per "
+         "token"),
+        ("fused_add_rmsnorm_quant_i8", "x, residual, weight bf16 -> int8 + "
+         "residual in place + f32 scale per token"),
+        ("layernorm_modulate_quant_fp8", "x bf16, scale, shift [1, 1, D] f32 "
+         "-> fp8 e4m3 + f32 scale per token"))
 ]
 
 
@@ -333,9 +347,23 @@ def check(outs, refs, dtypes):
     for o, r, dt in zip(outs, refs, dtypes):
         if o.dtype != dt or o.numel() != r.numel():
             return False, float("nan")
-        err = rel_error(o.reshape(r.shape), r)
-        if not err <= tolerance(dt):
-            return False, err
+        o = o.reshape(r.shape)
+        if is_quantized_dtype(dt):
+            # At most one step off, in at most 0.1% of the elements; the
+            # fraction off is reported as the error.
+            far, differ, numel = quantized_mismatch(o, r)
+            if far or differ > max(1, numel // 1000):
+                return False, differ / numel
+            worst = max(worst, differ / numel)
+            continue
+        if r.dtype == torch.float32 and r.dim() == 2:  # per-token scales
+            err = float(((o - r).abs() / r.abs()).max())
+            if not err <= 1e-5:
+                return False, err
+        else:
+            err = rel_error(o, r)
+            if not err <= tolerance(dt):
+                return False, err
         worst = max(worst, err)
     return True, worst
 

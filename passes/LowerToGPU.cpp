@@ -165,7 +165,7 @@ private:
   ChainAnalysis chains;
   Schedule sched;
   bool vectorized;
-  /// The target converts f32 pairs to fp8 in one instruction (sm_89 on).
+  /// The target converts f32 pairs to fp8 in one instruction (sm_90 on).
   bool hardwareFp8;
   /// The kernel applies rotary embedding; and also writes a result in place
   /// (partners are then read where other chunks store).
@@ -192,7 +192,7 @@ private:
   DenseMap<Operation *, Value> selectTaken;
   DenseMap<Operation *, std::pair<Value, Value>> ropePosition;
   /// Per `nf.div` of a row by a per-row scalar s: (k, 1/(s*k)), the row's
-  /// quotient being (x*k) * (1/(s*k)); see emitReciprocals.
+  /// quotient being (x*k) * (1/(s*k)), k null for 1; see emitReciprocals.
   DenseMap<Operation *, std::pair<Value, Value>> reciprocals;
   unsigned reductionSlot = 0;
 
@@ -436,11 +436,39 @@ void KernelLowering::evaluateReadyScalars(const Chain &chain) {
   emitReciprocals(chain);
 }
 
+/// Whether a per-row scalar is known to be at least the smallest normal f32
+/// in magnitude, or NaN: a constant, or the NaN-propagating maximum of a
+/// value and such a constant (a quantization scale's lower bound). Its
+/// reciprocal is then finite, so the row needs no scaling.
+static bool isNormalOrNaN(Value v) {
+  auto isNormalConstant = [](Value c) {
+    auto constant = c.getDefiningOp<ConstantOp>();
+    if (!constant)
+      return false;
+    auto value = dyn_cast<FloatAttr>(constant.getValue());
+    return value && std::fabs(value.getValueAsDouble()) >= 0x1p-126 &&
+           std::isfinite(value.getValueAsDouble());
+  };
+  if (isNormalConstant(v))
+    return true;
+  auto max = v.getDefiningOp<MaxOp>();
+  if (!max)
+    return false;
+  auto positive = [&](Value c) {
+    return isNormalConstant(c) &&
+           cast<FloatAttr>(c.getDefiningOp<ConstantOp>().getValue())
+                   .getValueAsDouble() > 0;
+  };
+  return positive(max.getLhs()) || positive(max.getRhs());
+}
+
 /// A division of a row by a per-row scalar s costs one reciprocal per row
 /// and a multiplication per element instead of an IEEE division per element
 /// (about ten instructions in SASS, which made softmax issue-bound). A
 /// subnormal s would have an infinite reciprocal: s and the row are then
-/// scaled by k = 2^64 (exactly), k = 1 otherwise.
+/// scaled by k = 2^64 (exactly), k = 1 otherwise, which costs a second
+/// multiplication per element unless s is known to be normal (k is then
+/// null). Both forms give RN(x * RN(1/s)) wherever 1/s is finite.
 void KernelLowering::emitReciprocals(const Chain &chain) {
   for (Operation *op : chain.ops) {
     auto div = dyn_cast<DivOp>(op);
@@ -449,6 +477,11 @@ void KernelLowering::emitReciprocals(const Chain &chain) {
         !scalars.count(div.getRhs()))
       continue;
     Value s = toF32(scalarOf(div.getRhs()));
+    if (isNormalOrNaN(div.getRhs())) {
+      // No scaling to undo: one multiply per element.
+      reciprocals[op] = {Value(), callF32("llvm.nvvm.rcp.rn.f", s)};
+      continue;
+    }
     Value magnitude = math::AbsFOp::create(b, loc, s);
     Value subnormal = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
                                             magnitude, f32c(0x1p-126));
@@ -962,7 +995,7 @@ Value KernelLowering::evaluate(Value v, Chunk &chunk) {
             if (reciprocal != reciprocals.end()) {
               auto [k, r] = reciprocal->second;
               Value x = toF32(evaluate(op->getOperand(0), chunk));
-              Value scaled = arith::MulFOp::create(b, loc, x, splat(k));
+              Value scaled = k ? arith::MulFOp::create(b, loc, x, splat(k)) : x;
               Value q = arith::MulFOp::create(b, loc, scaled, splat(r));
               return fromF32(q, getRowElementType(v.getType()));
             }
@@ -1503,10 +1536,13 @@ void KernelLowering::storePerRowValues(
 // Pass
 //===----------------------------------------------------------------------===//
 
-/// cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 exists from sm_89 on.
+/// cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32: sm_90 with the PTX version LLVM
+/// picks for it (7.8); sm_89 has it from PTX 8.1 only, above the version
+/// LLVM emits for sm_89 (it fails to select the intrinsic there), so sm_89
+/// takes the integer sequence.
 static bool hasHardwareFp8(StringRef chip) {
   unsigned sm = 0;
-  return chip.consume_front("sm_") && !chip.consumeInteger(10, sm) && sm >= 89;
+  return chip.consume_front("sm_") && !chip.consumeInteger(10, sm) && sm >= 90;
 }
 
 namespace {

@@ -195,7 +195,7 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"\"",
            "target SM (sm_80, sm_90a, ...): casts to fp8 use "
-           "cvt.rn.satfinite from sm_89 on, the same rounding in integer "
+           "cvt.rn.satfinite from sm_90 on, the same rounding in integer "
            "arithmetic before (and when empty)">,
   ];
   let dependentDialects = [

@@ -28,6 +28,10 @@ const char *nf::rt::dtypeName(DType dtype) {
     return "i32";
   case DType::I64:
     return "i64";
+  case DType::F8E4M3FN:
+    return "f8E4M3FN";
+  case DType::F8E5M2:
+    return "f8E5M2";
   }
   return "?";
 }
@@ -41,6 +45,8 @@ int nf::rt::dtypeBytes(DType dtype) {
   case DType::BF16:
     return 2;
   case DType::I8:
+  case DType::F8E4M3FN:
+  case DType::F8E5M2:
     return 1;
   case DType::I64:
     return 8;
@@ -50,8 +56,10 @@ int nf::rt::dtypeBytes(DType dtype) {
 
 bool nf::rt::parseDType(const std::string &text, DType &dtype) {
   static const std::pair<const char *, DType> names[] = {
-      {"f32", DType::F32}, {"f16", DType::F16}, {"bf16", DType::BF16},
-      {"i8", DType::I8},   {"i32", DType::I32}, {"i64", DType::I64}};
+      {"f32", DType::F32},           {"f16", DType::F16},
+      {"bf16", DType::BF16},         {"i8", DType::I8},
+      {"i32", DType::I32},           {"i64", DType::I64},
+      {"f8E4M3FN", DType::F8E4M3FN}, {"f8E5M2", DType::F8E5M2}};
   for (auto &[name, value] : names)
     if (text == name) {
       dtype = value;
@@ -158,32 +166,34 @@ static std::string checkKernel(const KernelInfo &k) {
       return "result " + std::to_string(r) + " names chain " +
              std::to_string(result.chain) + " of " +
              std::to_string(k.numChains);
-    if (result.shape.size() != 3)
-      return "result " + std::to_string(r) + " is not [B, S, D]";
+    // [B, S, D] rows, or [B, S]: one value per row.
+    if (result.shape.size() != 3 && result.shape.size() != 2)
+      return "result " + std::to_string(r) + " is neither [B, S, D] nor [B, S]";
     if (result.inPlace >= (int)k.args.size() ||
         (result.inPlace >= 0 && !k.args[result.inPlace].isTensor))
       return "result " + std::to_string(r) + " is in place into argument " +
              std::to_string(result.inPlace) + ", not a tensor argument";
   }
   for (const ParamInfo &p : k.params) {
-    bool ok;
+    // Negative indices are refused before the tests below index with them.
+    bool ok = p.index >= 0 && p.dim >= 0;
     if (p.kind == "arg_ptr")
-      ok = p.index < (int)k.args.size() && k.args[p.index].isTensor;
+      ok = ok && p.index < (int)k.args.size() && k.args[p.index].isTensor;
     else if (p.kind == "arg_stride" || p.kind == "cache_rows")
-      ok = p.index < (int)k.args.size() && k.args[p.index].isTensor &&
+      ok = ok && p.index < (int)k.args.size() && k.args[p.index].isTensor &&
            p.dim < (int)k.args[p.index].shape.size();
     else if (p.kind == "arg_scalar")
-      ok = p.index < (int)k.args.size() && !k.args[p.index].isTensor;
+      ok = ok && p.index < (int)k.args.size() && !k.args[p.index].isTensor;
     else if (p.kind == "result_ptr" || p.kind == "result_stride")
-      ok = p.index < (int)k.results.size() && p.dim < 3;
+      // A [B, S] result has one stride parameter (dim 0), [B, S, D] two.
+      ok = ok && p.index < (int)k.results.size() &&
+           p.dim < (int)k.results[p.index].shape.size();
     else if (p.kind == "chain_rows" || p.kind == "chain_s" ||
              p.kind == "chain_f")
-      ok = p.index < k.numChains;
-    else if (p.kind == "row_length")
-      ok = true;
-    else
+      ok = ok && p.index < k.numChains;
+    else if (p.kind != "row_length")
       return "unknown parameter kind '" + p.kind + "'";
-    if (!ok || p.index < 0 || p.dim < 0)
+    if (!ok)
       return "parameter '" + p.name + "' (" + p.kind + " " +
              std::to_string(p.index) + " " + std::to_string(p.dim) +
              ") is out of range";
@@ -194,12 +204,15 @@ static std::string checkKernel(const KernelInfo &k) {
 /// Why `firstLine` is not the header of the format this runtime reads;
 /// empty if it is.
 static std::string checkHeader(const std::string &firstLine) {
+  const std::string header =
+      "normfuse-artifact " + std::to_string(kArtifactFormat);
   if (firstLine.rfind("normfuse-artifact ", 0) != 0)
-    return "not a normfuse artifact (expected 'normfuse-artifact 4')";
-  if (firstLine != "normfuse-artifact 4")
+    return "not a normfuse artifact (expected '" + header + "')";
+  if (firstLine != header)
     return "artifact format '" + firstLine.substr(18) +
-           "' is not the one this runtime reads (4); recompile it with this "
-           "version's nf-compile";
+           "' is not the one this runtime reads (" +
+           std::to_string(kArtifactFormat) +
+           "); recompile it with this version's nf-compile";
   return "";
 }
 

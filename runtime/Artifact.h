@@ -15,9 +15,12 @@
 
 namespace nf::rt {
 
-enum class DType { F32, F16, BF16, I8, I32, I64 };
+/// In the order of the C API's codes (NF_F32 = 0 ... NF_F8E5M2 = 7,
+/// runtime/nf_runtime.h): the C API casts a code to a DType.
+enum class DType { F32, F16, BF16, I8, I32, I64, F8E4M3FN, F8E5M2 };
 
-/// "f32", "f16", "bf16", "i8", "i32", "i64".
+/// "f32", "f16", "bf16", "i8", "i32", "i64", and the 8-bit floats as MLIR
+/// prints them (the artifact's spelling): "f8E4M3FN", "f8E5M2".
 const char *dtypeName(DType dtype);
 int dtypeBytes(DType dtype);
 bool parseDType(const std::string &text, DType &dtype);
@@ -38,6 +41,8 @@ struct ArgumentInfo {
 
 struct ResultInfo {
   DType dtype = DType::F32;
+  /// [B, S, D], or [B, S]: one value per row of its chain (a per-row
+  /// quantization scale, say).
   Shape shape;
   int chain = 0;
   int inPlace = -1; ///< argument index, or -1
@@ -82,6 +87,9 @@ struct KernelInfo {
   std::vector<ResultInfo> results;
   std::vector<ParamInfo> params;
 };
+
+/// The artifact format this runtime reads (the header's number).
+constexpr int kArtifactFormat = 4;
 
 struct Artifact {
   std::string target;

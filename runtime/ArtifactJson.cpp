@@ -92,7 +92,7 @@ private:
 std::string nf::rt::describeArtifact(const Artifact &artifact) {
   JsonWriter w;
   w.open('{');
-  w.field("format", int64_t(3));
+  w.field("format", int64_t(kArtifactFormat));
   w.field("digest", artifact.digest);
   w.field("target", artifact.target);
   w.key("has_cubin");

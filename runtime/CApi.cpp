@@ -26,9 +26,22 @@ static int report(const Status &status, char *error, size_t size) {
   return 1;
 }
 
+// A dtype code is cast to DType as it is: the two lists must not drift.
+static_assert((int)DType::F32 == NF_F32 && (int)DType::F16 == NF_F16 &&
+                  (int)DType::BF16 == NF_BF16 && (int)DType::I8 == NF_I8 &&
+                  (int)DType::I32 == NF_I32 && (int)DType::I64 == NF_I64 &&
+                  (int)DType::F8E4M3FN == NF_F8E4M3FN &&
+                  (int)DType::F8E5M2 == NF_F8E5M2,
+              "DType and the C API's dtype codes differ");
+
+/// Whether `code` is one of nf_runtime.h's dtype codes (NF_F8E5M2 is the
+/// last).
+static bool isDtypeCode(int64_t code) {
+  return code >= NF_F32 && code <= NF_F8E5M2;
+}
+
 static bool toTensor(const nf_tensor &in, Tensor &out) {
-  if (in.rank < 0 || in.rank > kMaxRank || in.dtype < NF_F32 ||
-      in.dtype > NF_I64)
+  if (in.rank < 0 || in.rank > kMaxRank || !isDtypeCode(in.dtype))
     return false;
   out.data = in.data;
   out.dtype = static_cast<DType>(in.dtype);
@@ -123,7 +136,7 @@ Status unpack(const int64_t *packed, size_t size, size_t numArgs,
     int64_t rank, data;
     if (!take(rank) || !take(data))
       return truncated();
-    if (kind < NF_F32 || kind > NF_I64 || rank < 0 || rank > kMaxRank)
+    if (!isDtypeCode(kind) || rank < 0 || rank > kMaxRank)
       return Status::error(std::string(isResult ? "result " : "argument ") +
                            std::to_string(isResult ? i - numArgs : i) +
                            " has a bad rank (" + std::to_string(rank) +

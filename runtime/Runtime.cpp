@@ -211,8 +211,10 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
     const Tensor &t = results[r];
     if (Status s = checkTensor(t, info.dtype, info.shape, what); !s)
       return s;
+    // [B, S, D], or [B, S] (one value per row): checkTensor has checked
+    // the rank against the metadata's, 3 or 2 (checkKernel).
     static const char *bsd[] = {"B", "S", "D"};
-    for (int d = 0; d < 3; ++d)
+    for (int d = 0; d < t.rank && d < 3; ++d)
       if (Status s = bind(bsd[d], info.chain, t.shape[d],
                           [&] { return what() + " " + describeShape(t); });
           !s)
@@ -297,8 +299,11 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
           !ok(args[i].tensor, dtypeBytes(info.dtype)))
         return false;
     }
+    // A [B, S] result holds one value per row, which the kernel stores with
+    // a scalar store: its alignment does not matter.
     for (size_t r = 0; r < numResults; ++r)
-      if (!ok(results[r], dtypeBytes(results[r].dtype)))
+      if (kernel.results[r].shape.size() != 2 &&
+          !ok(results[r], dtypeBytes(results[r].dtype)))
         return false;
     return true;
   };

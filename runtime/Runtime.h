@@ -80,11 +80,13 @@ int getDimLetters(const ArgumentInfo &arg, const char *const *&letters);
 
 /// Validates a launch of `kernel` and fills `plan`. Checks: argument and
 /// result counts, tensor vs scalar, dtypes, ranks, static sizes, contiguous
-/// rows, the sizes each chain's tensors imply (B, S, D, F agree; S % F == 0),
-/// null pointers, in-place results passed as their argument, results that
-/// overlap other tensors. Chooses the first variant whose guard holds: a
-/// vectorized one needs every row tensor 16-byte aligned with strides that
-/// keep it so and D a multiple of its chunk; a bounded one D <= max_d.
+/// rows, the sizes each chain's tensors imply (B, S, D, F agree; S % F == 0;
+/// a result is [B, S, D], or [B, S] with one value per row), null pointers,
+/// in-place results passed as their argument, results that overlap other
+/// tensors. Chooses the first variant whose guard holds: a vectorized one
+/// needs every row tensor (not the [B, S] results) 16-byte aligned with
+/// strides that keep it so and D a multiple of its chunk; a bounded one
+/// D <= max_d.
 Status planLaunch(const KernelInfo &kernel, const Value *args, size_t numArgs,
                   const Tensor *results, size_t numResults, LaunchPlan &plan);
 

@@ -18,8 +18,19 @@ extern "C" {
 
 typedef struct nf_module nf_module;
 
-/* Element types. */
-enum { NF_F32 = 0, NF_F16 = 1, NF_BF16 = 2, NF_I8 = 3, NF_I32 = 4, NF_I64 = 5 };
+/* Element types. The 8-bit floats are MLIR's f8E4M3FN (no infinities, one
+ * NaN pattern per sign) and f8E5M2 (IEEE-like), the layouts of torch's
+ * float8_e4m3fn and float8_e5m2. */
+enum {
+  NF_F32 = 0,
+  NF_F16 = 1,
+  NF_BF16 = 2,
+  NF_I8 = 3,
+  NF_I32 = 4,
+  NF_I64 = 5,
+  NF_F8E4M3FN = 6,
+  NF_F8E5M2 = 7
+};
 
 typedef struct {
   uint64_t data; /* device pointer */

@@ -35,7 +35,7 @@ import threading
 import torch
 
 from . import _capi
-from ._artifact import ArtifactError, read_artifact
+from ._artifact import DTYPES, ArtifactError, read_artifact
 
 # The ops' CUDA implementation in C++ (python/normfuse/_ext.cpp), where
 # setup.py could build it; else the ctypes path below. NF_NO_EXTENSION=1
@@ -56,14 +56,19 @@ class NormfuseError(RuntimeError):
     """A call the kernel cannot take (the message says what was expected)."""
 
 
-_TORCH_CODES = {
-    torch.float32: 0, torch.float16: 1, torch.bfloat16: 2,
-    torch.int8: 3, torch.int32: 4, torch.int64: 5,
-}
+# The IR's dtype names and torch's dtypes; the 8-bit floats where this
+# torch has them (2.1 and later).
 _NF_TORCH = {
     "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16,
     "i8": torch.int8, "i32": torch.int32, "i64": torch.int64,
 }
+for _name, _attr in (("f8E4M3FN", "float8_e4m3fn"),
+                      ("f8E5M2", "float8_e5m2")):
+    if hasattr(torch, _attr):
+        _NF_TORCH[_name] = getattr(torch, _attr)
+# torch dtype -> dtype code of nf_runtime.h (its index in DTYPES).
+_TORCH_CODES = {_NF_TORCH[name]: code for code, name in enumerate(DTYPES)
+                if name in _NF_TORCH}
 
 _NF_NAMES = {v: k for k, v in _NF_TORCH.items()}
 
@@ -116,6 +121,13 @@ class Kernel:
     """
 
     def __init__(self, module, meta, op_name, combination=False):
+        for dtype in [a.dtype for a in meta.args] + \
+                [r.dtype for r in meta.results]:
+            if dtype not in _NF_TORCH:
+                raise NormfuseError(
+                    f"error: kernel '{meta.name}' uses dtype {dtype}, which "
+                    f"this torch ({torch.__version__}) does not have (the "
+                    "8-bit floats need torch 2.1 or later)")
         self._module = module
         self.meta = meta
         self.name = meta.name
@@ -236,8 +248,9 @@ class Kernel:
                        f"found {len(args)}")
 
     def _result_shapes(self, args):
-        """[B, S, D] of every fresh result, read where _size_sources says;
-        None if an argument there is not a tensor of the expected rank."""
+        """[B, S, D] (or [B, S] for a per-row result) of every fresh result,
+        read where _size_sources says; None if an argument there is not a
+        tensor of the expected rank."""
         shapes = []
         for sources in self._size_sources:
             if sources is None:
@@ -416,12 +429,12 @@ _SLOW = object()
 
 
 def _size_sources(meta, result):
-    """Where each of a fresh result's [B, S, D] comes from: the static D, or
-    (argument, dimension) of the first argument of its chain that has that
-    size (the runtime checks that the others agree). None if a size has no
-    argument to come from."""
+    """Where each of a fresh result's [B, S, D] (or [B, S]: one value per
+    row) comes from: the static D, or (argument, dimension) of the first
+    argument of its chain that has that size (the runtime checks that the
+    others agree). None if a size has no argument to come from."""
     sources = []
-    for letter in "BSD":
+    for letter in result.letters:
         if letter == "D" and result.shape[2] >= 0:
             sources.append(result.shape[2])
             continue

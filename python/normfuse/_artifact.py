@@ -26,7 +26,9 @@ DIM_LETTERS = {
     ("rope_cache", "-"): ("P", "R"),
 }
 
-DTYPES = ("f32", "f16", "bf16", "i8", "i32", "i64")  # codes of nf_runtime.h
+# Indexed by the dtype codes of nf_runtime.h (NF_F32 = 0 ... NF_F8E5M2 = 7);
+# the 8-bit floats spelled as MLIR prints them, as the artifact does.
+DTYPES = ("f32", "f16", "bf16", "i8", "i32", "i64", "f8E4M3FN", "f8E5M2")
 
 
 class ArtifactError(ValueError):
@@ -53,9 +55,14 @@ class Argument:
 class Result:
     index: int
     dtype: str
-    shape: List[int]
+    shape: List[int]  # [B, S, D], or [B, S] (one value per row); -1: dynamic
     chain: int
     in_place: int  # argument index, or -1
+
+    @property
+    def letters(self):
+        """The sizes its dimensions stand for: "BSD", or "BS" per row."""
+        return "BS" if len(self.shape) == 2 else "BSD"
 
 
 @dataclass

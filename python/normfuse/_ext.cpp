@@ -21,6 +21,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/extension.h>
 #include <torch/library.h>
+#include <torch/version.h>
 
 #include <array>
 #include <atomic>
@@ -28,6 +29,16 @@
 #include <mutex>
 #include <string>
 #include <vector>
+
+// torch's 8-bit float types (2.1 and later), for the f8E4M3FN and f8E5M2
+// codes; an older torch builds without them (the package refuses kernels
+// that use them there).
+#if TORCH_VERSION_MAJOR > 2 ||                                                 \
+    (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+#define NF_TORCH_HAS_FLOAT8 1
+#else
+#define NF_TORCH_HAS_FLOAT8 0
+#endif
 
 namespace {
 
@@ -91,9 +102,10 @@ struct KernelSpec {
   /// Per result: the argument it is written into, or -1 (fresh).
   std::vector<int64_t> inPlace;
   /// Per fresh result: its dtype and where each of its [B, S, D] sizes
-  /// comes from: (argument, dimension), or (-1, static size).
+  /// ([B, S] for a per-row result) comes from: (argument, dimension), or
+  /// (-1, static size).
   std::vector<at::ScalarType> freshDtypes;
-  std::vector<std::array<std::pair<int64_t, int64_t>, 3>> freshSizes;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> freshSizes;
   /// The exception type Kernel.launch raises (normfuse.NormfuseError).
   pybind11::object errorType;
   /// The dtype code of each argument it was built for (-1: a scalar), and
@@ -121,17 +133,39 @@ int dtypeCode(at::ScalarType type) {
     return NF_I32;
   case at::kLong:
     return NF_I64;
+#if NF_TORCH_HAS_FLOAT8
+  case at::ScalarType::Float8_e4m3fn:
+    return NF_F8E4M3FN;
+  case at::ScalarType::Float8_e5m2:
+    return NF_F8E5M2;
+#endif
   default:
     return -1;
   }
 }
 
 at::ScalarType scalarType(int code) {
-  static const at::ScalarType types[] = {at::kFloat, at::kHalf, at::kBFloat16,
-                                         at::kChar,  at::kInt,  at::kLong};
-  if (code < NF_F32 || code > NF_I64)
-    throw std::invalid_argument("unknown dtype code " + std::to_string(code));
-  return types[code];
+  switch (code) {
+  case NF_F32:
+    return at::kFloat;
+  case NF_F16:
+    return at::kHalf;
+  case NF_BF16:
+    return at::kBFloat16;
+  case NF_I8:
+    return at::kChar;
+  case NF_I32:
+    return at::kInt;
+  case NF_I64:
+    return at::kLong;
+#if NF_TORCH_HAS_FLOAT8
+  case NF_F8E4M3FN:
+    return at::ScalarType::Float8_e4m3fn;
+  case NF_F8E5M2:
+    return at::ScalarType::Float8_e5m2;
+#endif
+  }
+  throw std::invalid_argument("unknown dtype code " + std::to_string(code));
 }
 
 void toTensor(const KernelSpec &spec, const char *what, size_t index,
@@ -142,8 +176,8 @@ void toTensor(const KernelSpec &spec, const char *what, size_t index,
          std::to_string(index) + " has dtype " +
          std::string(c10::toString(t.scalar_type())) + " and rank " +
          std::to_string(t.dim()) +
-         "; kernels take f32, f16, bf16, i8, i32 "
-         "or i64 tensors of rank <= 4");
+         "; kernels take f32, f16, bf16, i8, i32, i64, f8E4M3FN "
+         "(float8_e4m3fn) or f8E5M2 (float8_e5m2) tensors of rank <= 4");
   out.data = reinterpret_cast<uint64_t>(t.data_ptr());
   out.dtype = code;
   out.rank = static_cast<int32_t>(t.dim());
@@ -223,8 +257,10 @@ std::vector<at::Tensor> launch(const KernelSpec &spec,
   std::vector<at::Tensor> fresh;
   fresh.reserve(spec.freshDtypes.size());
   for (size_t r = 0; r < spec.freshDtypes.size(); ++r) {
+    // [B, S, D], or [B, S] for a per-row result.
+    const size_t rank = spec.freshSizes[r].size();
     int64_t sizes[3];
-    for (int k = 0; k < 3; ++k) {
+    for (size_t k = 0; k < rank; ++k) {
       auto [arg, dim] = spec.freshSizes[r][k];
       if (arg < 0) {
         sizes[k] = dim;
@@ -239,7 +275,7 @@ std::vector<at::Tensor> launch(const KernelSpec &spec,
     }
     // The CUDA allocator directly: at::empty would go through the
     // dispatcher again, a microsecond per result.
-    fresh.emplace_back(at::detail::empty_cuda({sizes[0], sizes[1], sizes[2]},
+    fresh.emplace_back(at::detail::empty_cuda(at::IntArrayRef(sizes, rank),
                                               spec.freshDtypes[r],
                                               first->device(), std::nullopt));
   }
@@ -319,9 +355,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
             for (int code : freshCodes)
               spec->freshDtypes.push_back(scalarType(code));
             for (auto &sizes : freshSizes) {
-              if (sizes.size() != 3)
-                throw std::invalid_argument("a result has three sizes");
-              spec->freshSizes.push_back({sizes[0], sizes[1], sizes[2]});
+              if (sizes.size() != 3 && sizes.size() != 2)
+                throw std::invalid_argument(
+                    "a result has three sizes, or two (per row)");
+              spec->freshSizes.push_back(std::move(sizes));
             }
             return spec;
           }));

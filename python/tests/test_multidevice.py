@@ -20,7 +20,7 @@ import torch
 if not os.environ.get("NF_TEST_INSTALLED"):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import normfuse  # noqa: E402
-from normfuse.testing import make_args, rel_error, tolerance  # noqa: E402
+from normfuse.testing import close, make_args  # noqa: E402
 
 ARTIFACTS = Path(os.environ.get("NF_TEST_ARTIFACTS", "build/artifacts"))
 TWO_GPUS = torch.cuda.is_available() and torch.cuda.device_count() >= 2
@@ -39,8 +39,8 @@ def check(test, k, args, got):
     expect = k.fallback(*cpu)
     got = got if isinstance(got, tuple) else (got,)
     for g, e in zip(got, expect):
-        err = rel_error(g.cpu(), e)
-        test.assertLessEqual(err, tolerance(g.dtype), f"error {err}")
+        ok, err = close(g.cpu(), e)
+        test.assertTrue(ok, err)
 
 
 @unittest.skipUnless(TWO_GPUS, "needs two CUDA GPUs")

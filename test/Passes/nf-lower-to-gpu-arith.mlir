@@ -33,6 +33,30 @@ nf.kernel @div_scalar(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
 
 // -----
 
+// A divisor known to be normal (or NaN): the maximum of a value and a
+// positive normal constant, a quantization scale's lower bound. Its
+// reciprocal is finite, so there is no scaling: one multiplication per
+// element (the same result RN(x * RN(1/s))).
+// CHECK-LABEL: gpu.func @div_normal_scalar_v0_warp32x1(
+// CHECK-NOT: math.absf
+// CHECK: %[[S:.*]] = arith.maximumf %{{.*}}, %cst{{.*}} : f32
+// CHECK-NEXT: %[[R:.*]] = llvm.call_intrinsic "llvm.nvvm.rcp.rn.f"(%[[S]]) : (f32) -> f32
+// CHECK: %[[RV:.*]] = vector.broadcast %[[R]] : f32 to vector<8xf32>
+// CHECK-NEXT: arith.mulf %{{.*}}, %[[RV]] : vector<8xf32>
+// CHECK-NOT: arith.mulf %{{.*}} : vector<8xf32>
+// CHECK: gpu.return
+nf.kernel @div_normal_scalar(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 1>]} {
+  %xf = nf.load %x [B, S, D] : tensor<?x?x?xf32>
+  %m = nf.reduce max %xf : !nf.row<f32>
+  %floor = nf.constant 1.0e-6 : f32
+  %s = nf.max %m, %floor : f32
+  %y = nf.div %xf, %s : !nf.row<f32>, f32
+  nf.return %y : !nf.row<f32>
+}
+
+// -----
+
 // Two rows: an IEEE division per element (arith.divf, div.rn.f32 in PTX).
 // CHECK-LABEL: gpu.func @div_rows_v0_warp32x1(
 // CHECK: arith.divf %{{.*}}, %{{.*}} : vector<8xf32>

@@ -930,8 +930,11 @@ TEST(ArtifactTest, IndicesOutOfRange) {
                  "argument 'x' names chain 5 of 1");
   expectRejected(withLine(12, "result 0 bf16 ?x?x? chain 1 in_place -"), 19,
                  "result 0 names chain 1 of 1");
-  expectRejected(withLine(12, "result 0 bf16 ?x? chain 0 in_place -"), 19,
-                 "result 0 is not [B, S, D]");
+  // A result is [B, S, D] or [B, S] (QuantizedDtypesAndPerRowResults).
+  expectRejected(withLine(12, "result 0 bf16 ? chain 0 in_place -"), 19,
+                 "result 0 is neither [B, S, D] nor [B, S]");
+  expectRejected(withLine(12, "result 0 bf16 ?x?x?x? chain 0 in_place -"), 19,
+                 "result 0 is neither [B, S, D] nor [B, S]");
   expectRejected(withLine(12, "result 0 bf16 ?x?x? chain 0 in_place 7"), 19,
                  "result 0 is in place into argument 7");
   expectRejected(withLine(13, "param arg_ptr 9 0 !llvm.ptr<1> x"), 19,
@@ -944,6 +947,101 @@ TEST(ArtifactTest, IndicesOutOfRange) {
                  "parameter 'x' (arg_scalar 0 0) is out of range");
   expectRejected(withLine(16, "param magic 0 0 i64 m"), 19,
                  "unknown parameter kind 'magic'");
+  // Negative indices, refused before anything is indexed with them.
+  expectRejected(withLine(13, "param arg_ptr -1 0 !llvm.ptr<1> x"), 19,
+                 "parameter 'x' (arg_ptr -1 0) is out of range");
+  expectRejected(withLine(15, "param result_ptr -2 0 !llvm.ptr<1> out0"), 19,
+                 "parameter 'out0' (result_ptr -2 0) is out of range");
+  expectRejected(withLine(18, "param arg_stride 0 -1 i64 stride.x.0"), 19,
+                 "parameter 'stride.x.0' (arg_stride 0 -1) is out of range");
+  // A result's strides are of its own dimensions.
+  expectRejected(withLine(18, "param result_stride 0 3 i64 stride.out0.3"), 19,
+                 "(result_stride 0 3) is out of range");
+  std::string perRow = quantizedArtifactBody();
+  std::string stride = "param result_stride 1 0 i64 stride.out1.0";
+  size_t at = perRow.find(stride);
+  ASSERT_NE(at, std::string::npos);
+  perRow.replace(at, stride.size(), "param result_stride 1 2 i64 s");
+  Artifact artifact;
+  std::string error;
+  EXPECT_FALSE(parseArtifact(perRow, artifact, error));
+  EXPECT_NE(error.find("kernel 'quant': parameter 's' (result_stride 1 2) is "
+                       "out of range"),
+            std::string::npos)
+      << error;
+}
+
+TEST(ArtifactTest, DtypeNames) {
+  // Every dtype by its artifact spelling (MLIR's: f8E4M3FN, f8E5M2), its
+  // size, and back.
+  struct Expected {
+    DType dtype;
+    const char *name;
+    int bytes;
+  } all[] = {{DType::F32, "f32", 4},           {DType::F16, "f16", 2},
+             {DType::BF16, "bf16", 2},         {DType::I8, "i8", 1},
+             {DType::I32, "i32", 4},           {DType::I64, "i64", 8},
+             {DType::F8E4M3FN, "f8E4M3FN", 1}, {DType::F8E5M2, "f8E5M2", 1}};
+  for (const Expected &e : all) {
+    SCOPED_TRACE(e.name);
+    EXPECT_STREQ(dtypeName(e.dtype), e.name);
+    EXPECT_EQ(dtypeBytes(e.dtype), e.bytes);
+    DType parsed = DType::F32;
+    EXPECT_TRUE(parseDType(e.name, parsed));
+    EXPECT_EQ(parsed, e.dtype);
+  }
+  // Spelled otherwise, they are not dtypes.
+  DType parsed;
+  for (const char *other :
+       {"f8e4m3fn", "f8E4M3", "f8E4M3FNUZ", "f8E5M2FNUZ", "fp8", "u8", ""})
+    EXPECT_FALSE(parseDType(other, parsed)) << other;
+  expectRejected(withLine(10, "arg 0 x tensor f8e4m3fn ?x?x? data BSD 0"), 10,
+                 "malformed argument");
+  expectRejected(withLine(12, "result 0 f8E4M3 ?x?x? chain 0 in_place -"), 12,
+                 "malformed result");
+}
+
+TEST(ArtifactTest, QuantizedDtypesAndPerRowResults) {
+  Artifact artifact;
+  std::string error;
+  ASSERT_TRUE(parseArtifact(quantizedArtifactBody(), artifact, error)) << error;
+  ASSERT_EQ(artifact.kernels.size(), 1u);
+  const KernelInfo &k = artifact.kernels[0];
+  ASSERT_EQ(k.args.size(), 4u);
+  const DType argDtypes[] = {DType::F8E4M3FN, DType::F8E5M2, DType::I8,
+                             DType::F32};
+  const Shape argShapes[] = {{-1, -1, -1}, {-1, -1, -1}, {-1}, {-1}};
+  for (int i = 0; i < 4; ++i) {
+    SCOPED_TRACE(k.args[i].name);
+    EXPECT_EQ(k.args[i].dtype, argDtypes[i]);
+    EXPECT_EQ(k.args[i].shape, argShapes[i]);
+    EXPECT_EQ(k.args[i].role, "data");
+  }
+  ASSERT_EQ(k.results.size(), 4u);
+  const DType resultDtypes[] = {DType::I8, DType::F32, DType::F8E4M3FN,
+                                DType::F8E5M2};
+  for (int r = 0; r < 4; ++r) {
+    SCOPED_TRACE(r);
+    EXPECT_EQ(k.results[r].dtype, resultDtypes[r]);
+    // Result 1 is [B, S]: one value per row.
+    EXPECT_EQ(k.results[r].shape,
+              r == 1 ? (Shape{-1, -1}) : (Shape{-1, -1, -1}));
+    EXPECT_EQ(k.results[r].chain, 0);
+    EXPECT_EQ(k.results[r].inPlace, -1);
+  }
+  // Its one stride parameter, of dimension 0.
+  EXPECT_TRUE(findParam(k, "result_stride", 1, 0));
+  EXPECT_FALSE(findParam(k, "result_stride", 1, 1));
+  EXPECT_TRUE(findParam(k, "result_stride", 2, 1));
+
+  // Static sizes of a [B, S] result are read as such.
+  std::string text = quantizedArtifactBody();
+  std::string line = "result 1 f32 ?x? chain 0";
+  size_t at = text.find(line);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, line.size(), "result 1 f32 2x8 chain 0");
+  ASSERT_TRUE(parseArtifact(text, artifact, error)) << error;
+  EXPECT_EQ(artifact.kernels[0].results[1].shape, (Shape{2, 8}));
 }
 
 /// A real artifact's file and its body (the file without the digest line).
@@ -1139,7 +1237,7 @@ TEST(ArtifactTest, DescribeIsJson) {
                             artifact, error))
       << error;
   std::string json = describeArtifact(artifact);
-  EXPECT_EQ(json.rfind("{\"format\":3,\"digest\":\"\",\"target\":\"sm_90\","
+  EXPECT_EQ(json.rfind("{\"format\":4,\"digest\":\"\",\"target\":\"sm_90\","
                        "\"has_cubin\":false,",
                        0),
             0u)

@@ -145,7 +145,7 @@ TEST_F(CApiTest, Describe) {
   ASSERT_NE(json, nullptr);
   std::string text(json, length);
   EXPECT_EQ(std::strlen(json), length);
-  EXPECT_EQ(text.rfind("{\"format\":3,\"digest\":\"", 0), 0u) << text;
+  EXPECT_EQ(text.rfind("{\"format\":4,\"digest\":\"", 0), 0u) << text;
   EXPECT_NE(text.find("\"name\":\"fused_add_gate_norm\""), std::string::npos);
   EXPECT_NE(text.find("\"torch_source\":\""), std::string::npos);
   EXPECT_NE(nf_artifact_describe(nullptr, &json, &length), 0);
@@ -248,6 +248,91 @@ TEST(CApiReadTest, BadPath) {
       0);
   EXPECT_EQ(artifact, nullptr);
   EXPECT_NE(std::strstr(error, "/nonexistent/x.nfa"), nullptr) << error;
+}
+
+/// The hand-written quantized kernel (RuntimeTestSupport.h) through the C
+/// API: read from a file with its digest, described, checked.
+class CApiQuantizedTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string path = writeTempFile("capi-quantized.nfa",
+                                     withDigest(quantizedArtifactBody()));
+    ASSERT_EQ(nf_artifact_read(path.c_str(), &artifact, error, sizeof error), 0)
+        << error;
+  }
+  void TearDown() override { nf_artifact_free(artifact); }
+
+  /// x, r [B, S, D] (dtype codes xCode, rCode), bias i8 [D], w f32 [D] ->
+  /// q i8 [B, S, D], scale f32 [B, scaleS], e4, e5 [B, S, D].
+  static std::vector<int64_t> call(int64_t B, int64_t S, int64_t D,
+                                   int xCode = NF_F8E4M3FN,
+                                   int rCode = NF_F8E5M2, int64_t scaleS = -1) {
+    std::vector<int64_t> w;
+    packTensor(w, xCode, {B, S, D}, 0x100000);
+    packTensor(w, rCode, {B, S, D}, 0x200000);
+    packTensor(w, NF_I8, {D}, 0x300000);
+    packTensor(w, NF_F32, {D}, 0x400000);
+    packTensor(w, NF_I8, {B, S, D}, 0x500000);
+    packTensor(w, NF_F32, {B, scaleS < 0 ? S : scaleS}, 0x600000);
+    packTensor(w, NF_F8E4M3FN, {B, S, D}, 0x700000);
+    packTensor(w, NF_F8E5M2, {B, S, D}, 0x800000);
+    return w;
+  }
+  int check(const std::vector<int64_t> &w) {
+    error[0] = '\0';
+    return nf_artifact_check(artifact, "quant", w.data(), w.size(), 4, 4, error,
+                             sizeof error);
+  }
+  bool says(const char *part) { return std::strstr(error, part) != nullptr; }
+
+  nf_artifact *artifact = nullptr;
+  char error[512] = {};
+};
+
+TEST_F(CApiQuantizedTest, DescribeNamesTheDtypesAndThePerRowShape) {
+  const char *json = nullptr;
+  size_t length = 0;
+  ASSERT_EQ(nf_artifact_describe(artifact, &json, &length), 0);
+  std::string text(json, length);
+  EXPECT_NE(text.find("{\"index\":0,\"name\":\"x\",\"is_tensor\":true,"
+                      "\"dtype\":\"f8E4M3FN\",\"shape\":[-1,-1,-1],"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"name\":\"r\",\"is_tensor\":true,"
+                      "\"dtype\":\"f8E5M2\""),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"name\":\"bias\",\"is_tensor\":true,"
+                      "\"dtype\":\"i8\",\"shape\":[-1],"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("\"results\":["
+                "{\"index\":0,\"dtype\":\"i8\",\"shape\":[-1,-1,-1],"
+                "\"chain\":0,\"in_place\":-1},"
+                "{\"index\":1,\"dtype\":\"f32\",\"shape\":[-1,-1],"
+                "\"chain\":0,\"in_place\":-1},"
+                "{\"index\":2,\"dtype\":\"f8E4M3FN\",\"shape\":[-1,-1,-1],"
+                "\"chain\":0,\"in_place\":-1},"
+                "{\"index\":3,\"dtype\":\"f8E5M2\",\"shape\":[-1,-1,-1],"
+                "\"chain\":0,\"in_place\":-1}]"),
+      std::string::npos)
+      << text;
+}
+
+TEST_F(CApiQuantizedTest, ChecksThePackedCall) {
+  EXPECT_EQ(check(call(2, 5, 64)), 0) << error;
+  // The 8-bit codes are read as their dtypes.
+  EXPECT_NE(check(call(2, 5, 64, NF_F8E5M2)), 0);
+  EXPECT_TRUE(says("argument 'x' must be f8E4M3FN, found f8E5M2")) << error;
+  EXPECT_NE(check(call(2, 5, 64, NF_F8E4M3FN, NF_I8)), 0);
+  EXPECT_TRUE(says("argument 'r' must be f8E5M2, found i8")) << error;
+  // The [B, S] result agrees with the rows.
+  EXPECT_NE(check(call(2, 5, 64, NF_F8E4M3FN, NF_F8E5M2, 6)), 0);
+  EXPECT_TRUE(says("result 1 [2, 6] gives S = 6, expected 5")) << error;
+  // A code past the last is refused as such.
+  EXPECT_NE(check(call(2, 5, 64, NF_F8E5M2 + 1)), 0);
+  EXPECT_TRUE(says("argument 0 has a bad rank (3) or dtype code (8)")) << error;
 }
 
 } // namespace

@@ -18,7 +18,8 @@ using namespace nf_rt_test;
 namespace {
 
 constexpr DType BF16 = DType::BF16, F16 = DType::F16, F32 = DType::F32,
-                I32 = DType::I32, I64 = DType::I64;
+                I8 = DType::I8, I32 = DType::I32, I64 = DType::I64,
+                F8E4M3FN = DType::F8E4M3FN, F8E5M2 = DType::F8E5M2;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -1065,6 +1066,211 @@ TEST(SelectTest, ChainsAgreeThroughTheIndex) {
   launch = make(2, 5, 64);
   launch.args[1].tensor.dtype = I64;
   EXPECT_ERROR(launch.plan(kernel), "argument 'index' must be i32, found i64");
+}
+
+//===----------------------------------------------------------------------===//
+// Quantized outputs (hand-written metadata, RuntimeTestSupport.h): 8-bit
+// data arguments and results, and a [B, S] f32 result (one value per row).
+//===----------------------------------------------------------------------===//
+
+class QuantizedTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    artifact = quantizedArtifact();
+    ASSERT_EQ(artifact.kernels.size(), 1u);
+    ASSERT_EQ(kernel().results[1].shape.size(), 2u);
+  }
+  const KernelInfo &kernel() const { return artifact.kernels[0]; }
+
+  /// x f8E4M3FN, r f8E5M2 [b, s, d], bias i8 [d], w f32 [d] -> q i8,
+  /// scale f32 [b, s], e4 f8E4M3FN, e5 f8E5M2 [b, s, d]; dense.
+  Launch make(int64_t b, int64_t s, int64_t d) {
+    Launch launch;
+    launch.args = {tensorValue(mem.tensor(F8E4M3FN, {b, s, d})),
+                   tensorValue(mem.tensor(F8E5M2, {b, s, d})),
+                   tensorValue(mem.tensor(I8, {d})),
+                   tensorValue(mem.tensor(F32, {d}))};
+    launch.results = {mem.tensor(I8, {b, s, d}), mem.tensor(F32, {b, s}),
+                      mem.tensor(F8E4M3FN, {b, s, d}),
+                      mem.tensor(F8E5M2, {b, s, d})};
+    return launch;
+  }
+  Tensor &scale(Launch &launch) { return launch.results[1]; }
+
+  Artifact artifact;
+  FakeMemory mem;
+};
+
+TEST_F(QuantizedTest, ValidLaunch) {
+  Launch launch = make(2, 5, 64);
+  LaunchPlan plan;
+  Status status = launch.plan(kernel(), plan);
+  ASSERT_TRUE(status.ok()) << status.message();
+  expectFirstFit(kernel(), plan, 64, true, {10});
+  EXPECT_TRUE(plan.vectorized);
+  expectParams(kernel(), launch, plan, {10}, {5}, {1}, 64);
+  // The [B, S] result: its pointer and the stride between its batches.
+  EXPECT_EQ(paramValue(kernel(), plan, "result_ptr", 1),
+            launch.results[1].data);
+  EXPECT_EQ(paramValue(kernel(), plan, "result_stride", 1, 0), 5u);
+  EXPECT_EQ(paramValue(kernel(), plan, "result_stride", 0, 0), 5u * 64);
+  // Rows of a padded [B, S] result.
+  scale(launch) = mem.tensor(F32, {2, 5}, 7);
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_EQ(paramValue(kernel(), plan, "result_stride", 1, 0), 7u);
+  // No rows: nothing to launch.
+  launch = make(0, 5, 64);
+  status = launch.plan(kernel(), plan);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(plan.grid, 0u);
+}
+
+TEST_F(QuantizedTest, PerRowResultSizesTheChain) {
+  // With B and S from the [B, S] result alone (the metadata's other
+  // shapes edited to static rows of D), the chain still has its rows.
+  KernelInfo k = kernel();
+  k.args[0].bcast = k.args[1].bcast = "D";
+  k.args[0].shape = k.args[1].shape = {-1};
+  for (int r : {0, 2, 3})
+    k.results[r].shape = {-1, -1};
+  Launch launch = make(3, 4, 64);
+  for (int i : {0, 1})
+    launch.args[i].tensor = mem.tensor(launch.args[i].tensor.dtype, {64});
+  for (int r : {0, 2, 3})
+    launch.results[r] = mem.tensor(launch.results[r].dtype, {3, 4});
+  LaunchPlan plan;
+  Status status = launch.plan(k, plan);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(paramValue(k, plan, "chain_rows", 0), 12u);
+  EXPECT_EQ(paramValue(k, plan, "chain_s", 0), 4u);
+}
+
+TEST_F(QuantizedTest, PerRowResultMustAgreeWithTheRows) {
+  Launch launch = make(2, 5, 64);
+  scale(launch) = mem.tensor(F32, {2, 6});
+  EXPECT_ERROR(launch.plan(kernel()), "kernel 'quant'", "result 1 [2, 6]",
+               "gives S = 6, expected 5");
+  launch = make(2, 5, 64);
+  scale(launch) = mem.tensor(F32, {3, 5});
+  EXPECT_ERROR(launch.plan(kernel()), "result 1 [3, 5]",
+               "gives B = 3, expected 2");
+  // A static S in the metadata is checked as such.
+  KernelInfo k = kernel();
+  k.results[1].shape = {-1, 8};
+  EXPECT_ERROR(make(2, 5, 64).plan(k),
+               "result 1 dimension 1 must be 8, found 5");
+  EXPECT_TRUE(make(2, 8, 64).plan(k).ok());
+}
+
+TEST_F(QuantizedTest, PerRowResultRank) {
+  // [B, S, D] where [B, S] is expected, and the other way round.
+  Launch launch = make(2, 5, 64);
+  scale(launch) = mem.tensor(F32, {2, 5, 64});
+  EXPECT_ERROR(launch.plan(kernel()),
+               "result 1 must have rank 2, found rank 3");
+  launch = make(2, 5, 64);
+  scale(launch) = mem.tensor(F32, {10});
+  EXPECT_ERROR(launch.plan(kernel()),
+               "result 1 must have rank 2, found rank 1");
+  launch = make(2, 5, 64);
+  launch.results[0] = mem.tensor(I8, {2, 5});
+  EXPECT_ERROR(launch.plan(kernel()),
+               "result 0 must have rank 3, found rank 2");
+  // Its rows contiguous, like every tensor's.
+  launch = make(2, 5, 64);
+  scale(launch).strides[1] = 2;
+  EXPECT_ERROR(launch.plan(kernel()), "result 1",
+               "the last dimension must be contiguous", "found stride 2");
+}
+
+TEST_F(QuantizedTest, WrongDType) {
+  // Messages name the dtype expected and the one found, by their artifact
+  // names.
+  Launch launch = make(2, 5, 64);
+  launch.args[0].tensor.dtype = F8E5M2;
+  EXPECT_ERROR(launch.plan(kernel()),
+               "argument 'x' must be f8E4M3FN, found f8E5M2");
+  launch = make(2, 5, 64);
+  launch.args[1].tensor.dtype = BF16;
+  EXPECT_ERROR(launch.plan(kernel()),
+               "argument 'r' must be f8E5M2, found bf16");
+  launch = make(2, 5, 64);
+  launch.args[2].tensor.dtype = F8E4M3FN;
+  EXPECT_ERROR(launch.plan(kernel()),
+               "argument 'bias' must be i8, found f8E4M3FN");
+  launch = make(2, 5, 64);
+  launch.results[0].dtype = F8E4M3FN;
+  EXPECT_ERROR(launch.plan(kernel()), "result 0 must be i8, found f8E4M3FN");
+  launch = make(2, 5, 64);
+  scale(launch).dtype = BF16;
+  EXPECT_ERROR(launch.plan(kernel()), "result 1 must be f32, found bf16");
+  launch = make(2, 5, 64);
+  launch.results[3].dtype = I8;
+  EXPECT_ERROR(launch.plan(kernel()), "result 3 must be f8E5M2, found i8");
+}
+
+TEST_F(QuantizedTest, PerRowResultAlignmentDoesNotMatter) {
+  // The kernel stores one 4-byte value per row: a [B, S] result 4 bytes
+  // off 16, or with rows a 4-byte multiple apart, keeps the vectorized
+  // variant.
+  Launch launch = make(2, 5, 64);
+  scale(launch).data += 4;
+  LaunchPlan plan;
+  Status status = launch.plan(kernel(), plan);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_TRUE(plan.vectorized);
+  expectFirstFit(kernel(), plan, 64, true, {10});
+  launch = make(2, 5, 64);
+  scale(launch) = mem.tensor(F32, {2, 5}, 7);
+  scale(launch).data += 12;
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_TRUE(plan.vectorized);
+  // The [B, S, D] results and the 1-byte arguments still count: a 16-byte
+  // access of 16 one-byte elements needs 16-byte alignment.
+  for (int r : {0, 2, 3}) {
+    SCOPED_TRACE(r);
+    launch = make(2, 5, 64);
+    launch.results[r].data += 4;
+    ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+    EXPECT_FALSE(plan.vectorized);
+    expectFirstFit(kernel(), plan, 64, false, {10});
+  }
+  for (int i : {0, 1, 2}) {
+    SCOPED_TRACE(i);
+    launch = make(2, 5, 64);
+    launch.args[i].tensor.data += 8;
+    ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+    EXPECT_FALSE(plan.vectorized);
+  }
+  // Rows of 1-byte elements 8 bytes apart: not vectorized either.
+  launch = make(2, 5, 64);
+  launch.args[0].tensor = mem.tensor(F8E4M3FN, {2, 5, 64}, 72);
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_FALSE(plan.vectorized);
+}
+
+TEST_F(QuantizedTest, PerRowResultOverlaps) {
+  // The overlap rules of every result: 4 bytes per element of the [B, S]
+  // result, 1 per element of the 8-bit tensors.
+  Launch launch = make(2, 5, 64);
+  scale(launch).data = launch.args[0].tensor.data + 2 * 5 * 64 - 4;
+  EXPECT_ERROR(launch.plan(kernel()), "result 1 overlaps argument 'x'");
+  launch = make(2, 5, 64);
+  scale(launch).data = launch.results[0].data + 16;
+  EXPECT_ERROR(launch.plan(kernel()), "overlaps result");
+  // Ending right where w begins: adjacent, not overlapping.
+  launch = make(2, 5, 64);
+  scale(launch).data = launch.args[3].tensor.data - 2 * 5 * 4;
+  Status status = launch.plan(kernel());
+  EXPECT_TRUE(status.ok()) << status.message();
+  // A 1-byte result whose first byte is the last of the 16-byte bias
+  // overlaps it; one byte further it does not.
+  launch = make(1, 1, 16);
+  launch.results[2].data = launch.args[2].tensor.data + 15;
+  EXPECT_ERROR(launch.plan(kernel()), "result 2 overlaps argument 'bias'");
+  launch.results[2].data += 1;
+  status = launch.plan(kernel());
+  EXPECT_TRUE(status.ok()) << status.message();
 }
 
 } // namespace

@@ -9,6 +9,7 @@
 #ifndef NF_TEST_RUNTIME_RUNTIMETESTSUPPORT_H
 #define NF_TEST_RUNTIME_RUNTIMETESTSUPPORT_H
 
+#include "runtime/Digest.h"
 #include "runtime/Runtime.h"
 
 #include "gtest/gtest.h"
@@ -71,6 +72,79 @@ inline std::string formatOneArtifact(const std::string &name) {
   const std::string header = "normfuse-artifact 4\n";
   EXPECT_EQ(text.rfind(header, 0), 0u) << "no format 4 header in " << name;
   return "normfuse-artifact 1\n" + text.substr(header.size());
+}
+
+/// A hand-written artifact body (no digest line) of one kernel `quant` with
+/// the quantized dtypes and a per-row result, as nf-compile writes them:
+/// data arguments x f8E4M3FN [B, S, D], r f8E5M2 [B, S, D], bias i8 [D] and
+/// w f32 [D]; results q i8 [B, S, D], scale f32 [B, S] (one value per row,
+/// one stride parameter), e4 f8E4M3FN and e5 f8E5M2 [B, S, D]. A vectorized
+/// variant of 16-element chunks (16-byte accesses of the 1-byte tensors)
+/// and a general one, both for any D.
+inline std::string quantizedArtifactBody() {
+  static const char *const lines[] = {
+      "normfuse-artifact 4",
+      "target sm_90",
+      "kernel quant",
+      "row_length ?",
+      "variant quant_v0 vectorized max_d 0 schedule streaming threads_per_row "
+      "128 rows_per_cta 1 chunk 16 chunks_per_thread 0 block 128 shared 16",
+      "variant quant_g1 general max_d 0 schedule streaming threads_per_row "
+      "128 rows_per_cta 1 chunk 1 chunks_per_thread 0 block 128 shared 16",
+      "chains 1",
+      "arg 0 x tensor f8E4M3FN ?x?x? data BSD 0",
+      "arg 1 r tensor f8E5M2 ?x?x? data BSD 0",
+      "arg 2 bias tensor i8 ? data D 0",
+      "arg 3 w tensor f32 ? data D 0",
+      "result 0 i8 ?x?x? chain 0 in_place -",
+      "result 1 f32 ?x? chain 0 in_place -",
+      "result 2 f8E4M3FN ?x?x? chain 0 in_place -",
+      "result 3 f8E5M2 ?x?x? chain 0 in_place -",
+      "param arg_ptr 0 0 !llvm.ptr<1> x",
+      "param arg_ptr 1 0 !llvm.ptr<1> r",
+      "param arg_ptr 2 0 !llvm.ptr<1> bias",
+      "param arg_ptr 3 0 !llvm.ptr<1> w",
+      "param result_ptr 0 0 !llvm.ptr<1> out0",
+      "param result_ptr 1 0 !llvm.ptr<1> out1",
+      "param result_ptr 2 0 !llvm.ptr<1> out2",
+      "param result_ptr 3 0 !llvm.ptr<1> out3",
+      "param chain_rows 0 0 i64 rows.0",
+      "param chain_s 0 0 i64 S.0",
+      "param chain_f 0 0 i64 F.0",
+      "param row_length 0 0 i64 D",
+      "param arg_stride 0 0 i64 stride.x.0",
+      "param arg_stride 0 1 i64 stride.x.1",
+      "param arg_stride 1 0 i64 stride.r.0",
+      "param arg_stride 1 1 i64 stride.r.1",
+      "param result_stride 0 0 i64 stride.out0.0",
+      "param result_stride 0 1 i64 stride.out0.1",
+      "param result_stride 1 0 i64 stride.out1.0",
+      "param result_stride 2 0 i64 stride.out2.0",
+      "param result_stride 2 1 i64 stride.out2.1",
+      "param result_stride 3 0 i64 stride.out3.0",
+      "param result_stride 3 1 i64 stride.out3.1",
+      "end",
+  };
+  static const std::string ptx = ".version 7.8\n.target sm_90\n"
+                                 ".visible .entry quant_v0()\n{\n}\n"
+                                 ".visible .entry quant_g1()\n{\n}\n";
+  std::string text;
+  for (const char *line : lines)
+    text += std::string(line) + "\n";
+  return text + "ptx " + std::to_string(ptx.size()) + "\n" + ptx + "\n";
+}
+
+/// quantizedArtifactBody() parsed; fails the test if it does not parse.
+inline Artifact quantizedArtifact() {
+  Artifact artifact;
+  std::string error;
+  EXPECT_TRUE(parseArtifact(quantizedArtifactBody(), artifact, error)) << error;
+  return artifact;
+}
+
+/// `body` as a whole artifact file: followed by its digest line.
+inline std::string withDigest(const std::string &body) {
+  return body + digestLine(body);
 }
 
 /// The variant `plan` launches (KernelInfo::variants[plan.variant]); fails

@@ -78,6 +78,23 @@ double toDouble(const unsigned char *p, DType dtype) {
   }
   case DType::I8:
     return (int8_t)p[0];
+  case DType::F8E4M3FN:
+  case DType::F8E5M2: {
+    // Sign, exponent field, fraction field; e4m3fn's 0x7f is NaN and it has
+    // no infinity, e5m2 is IEEE-like.
+    bool e4m3 = dtype == DType::F8E4M3FN;
+    int fraction = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+    int magnitude = p[0] & 0x7f;
+    int exp = magnitude >> fraction, man = magnitude & ((1 << fraction) - 1);
+    double v;
+    if (e4m3 ? magnitude == 0x7f : exp == 31)
+      v = (e4m3 || man) ? NAN : INFINITY;
+    else if (exp == 0)
+      v = std::ldexp(man, 1 - bias - fraction);
+    else
+      v = std::ldexp(man + (1 << fraction), exp - bias - fraction);
+    return (p[0] & 0x80) ? -v : v;
+  }
   case DType::I32: {
     int32_t v;
     std::memcpy(&v, p, 4);
@@ -90,6 +107,13 @@ double toDouble(const unsigned char *p, DType dtype) {
   }
   }
   return 0;
+}
+
+int64_t elementsOf(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t s : shape)
+    n *= s;
+  return n;
 }
 
 /// A device buffer laid out with guard bytes and optional row padding.
@@ -275,10 +299,11 @@ void shapesFromDims(const KernelInfo &k,
     }
     argShapes.push_back(s);
   }
+  // [B, S, D] rows or [B, S] per-row values.
   static const char *bsd[] = {"B", "S", "D"};
   for (const ResultInfo &r : k.results) {
     Shape s;
-    for (int i = 0; i < 3; ++i)
+    for (size_t i = 0; i < r.shape.size() && i < 3; ++i)
       s.push_back(r.shape[i] >= 0 ? r.shape[i] : size(bsd[i]));
     resultShapes.push_back(s);
   }
@@ -357,8 +382,8 @@ int main(int argc, char **argv) {
     }
     for (size_t r = 0; r < k.results.size(); ++r)
       if (k.results[r].inPlace < 0)
-        setBytes += 2 * resultShapes[r][0] * resultShapes[r][1] *
-                    resultShapes[r][2] * dtypeBytes(k.results[r].dtype) / 2;
+        setBytes +=
+            elementsOf(resultShapes[r]) * dtypeBytes(k.results[r].dtype);
     int sets = std::max<int>(
         2, std::min<int>(8, (256 << 20) / std::max<size_t>(setBytes, 1) + 1));
     std::vector<std::vector<Value>> argSets(sets);
@@ -404,8 +429,8 @@ int main(int argc, char **argv) {
       bytes += n;
     }
     for (size_t r = 0; r < k.results.size(); ++r)
-      bytes += (double)resultShapes[r][0] * resultShapes[r][1] *
-               resultShapes[r][2] * dtypeBytes(k.results[r].dtype);
+      bytes +=
+          (double)elementsOf(resultShapes[r]) * dtypeBytes(k.results[r].dtype);
     CUstream stream;
     checkCuda(cu, cu->cuStreamCreate(&stream, 0), "cuStreamCreate");
     CUevent start, stop;

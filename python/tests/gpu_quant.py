@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""The quantizing examples on a GPU against references written independently
+of the IR (bench/quant_cases.py: the norm in float64, the per-token scale
+and the rounding in PyTorch).
+
+    python3 python/tests/gpu_quant.py DIR    (DIR holds rmsnorm_quant_fp8.nfa,
+                                              fused_add_rmsnorm_quant_i8.nfa,
+                                              layernorm_modulate_quant_fp8.nfa)
+
+Every D of a sweep from 128 to 16384 (multiples of the 16-byte chunk, of half
+of it, and neither), in three layouts (contiguous; every base pointer one
+element off; rows padded by 8 elements), about 2^20 elements per launch.
+Passes when no quantized element is more than one step from the reference,
+at most 0.1% are one step off (the count is printed: values within f32
+noise of a rounding boundary, the kernel dividing by the scale through its
+correctly rounded reciprocal), every scale is within 1e-5 relative of the
+reference's, and the residual written in place matches. Exits 1 on any
+failure.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "bench"))
+import normfuse  # noqa: E402
+import quant_cases  # noqa: E402
+from normfuse.testing import (quantized_mismatch, rel_error, relayout,  # noqa
+                              tolerance)
+
+D_SWEEP = [128, 130, 256, 384, 512, 768, 1000, 1024, 1028, 1536, 2048, 2240,
+           3072, 4096, 4100, 5120, 6144, 8192, 12288, 16384]
+if os.environ.get("NF_QUANT_D"):
+    D_SWEEP = [int(d) for d in os.environ["NF_QUANT_D"].split(",")]
+LAYOUTS = ("contiguous", "offset", "padded")
+
+
+def check_case(name, kernel, D, layout, seed, totals):
+    inputs, _, ref_fn = quant_cases.functions(name)
+    M = max(64, (1 << 20) // D)
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    args = [relayout(a, layout) for a in inputs(M, D, gen, "cuda")]
+    refs = ref_fn(*[a.clone() for a in args])
+    got = kernel(*args)
+    label = f"{name} D={D} M={M} {layout}"
+    failures = []
+    for i, (g, r) in enumerate(zip(got, refs)):
+        if g.shape != r.shape or g.dtype != r.dtype:
+            failures.append(f"result {i}: {g.dtype}{list(g.shape)}, expected "
+                            f"{r.dtype}{list(r.shape)}")
+        elif g.dtype in (torch.int8, quant_cases.FP8):
+            far, differ, numel = quantized_mismatch(g, r)
+            totals["differ"] += differ
+            totals["elements"] += numel
+            if far or differ > max(1, numel // 1000):
+                failures.append(f"result {i}: {far} elements more than one "
+                                f"step off, {differ} of {numel} differ")
+        elif g.dim() == 2:  # the per-token scales
+            err = float(((g - r).abs() / r.abs()).max())
+            totals["scale_err"] = max(totals["scale_err"], err)
+            if not err <= 1e-5:
+                failures.append(f"result {i}: scale relative error {err:.3g}")
+        else:  # the residual written in place
+            err = rel_error(g, r)
+            if not err <= tolerance(g.dtype):
+                failures.append(f"result {i}: relative error {err:.3g}")
+    for f in failures:
+        print(f"FAIL {label}: {f}")
+    totals["launches"] += 1
+    totals["failed"] += bool(failures)
+
+
+def main():
+    directory = Path(sys.argv[1])
+    totals = dict(launches=0, failed=0, differ=0, elements=0, scale_err=0.0)
+    for name in quant_cases.NAMES:
+        mod = normfuse.load(directory / f"{name}.nfa", prefix="q_" + name)
+        kernel = getattr(mod, name)
+        before = dict(totals)
+        for n, D in enumerate(D_SWEEP):
+            for layout in LAYOUTS:
+                check_case(name, kernel, D, layout, n, totals)
+        print(f"{name}: {totals['launches'] - before['launches']} launches, "
+              f"{totals['failed'] - before['failed']} failed, "
+              f"{totals['differ'] - before['differ']} of "
+              f"{totals['elements'] - before['elements']} quantized elements "
+              f"one step off the reference")
+        torch.cuda.synchronize()
+    print(f"quant: {totals['launches']} launches, {totals['failed']} failed; "
+          f"{totals['differ']} of {totals['elements']} quantized elements one "
+          f"step off; largest scale error {totals['scale_err']:.2g}")
+    sys.exit(1 if totals["failed"] else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The GPU check of the quantizing examples, in one command, on the device
+# machine (CUDA, torch, no MLIR): builds the runtime library; checks the
+# three examples against references written independently of the IR
+# (python/tests/gpu_quant.py) from the sm_90 artifacts (cubin, hardware fp8
+# conversion) and from the sm_80 ones (PTX, JIT-compiled: the integer fp8
+# rounding), the fallback matrix (python/tests/gpu_matrix.py), memcheck on a
+# subset, and the roofline benchmark of the three against torch.compile and
+# a same-size copy kernel.
+#
+#   tools/gpu-quant-check.sh OUT_DIR     (gpu-q/ from tools/make-quant-cases.sh;
+#                                         ONLY=check|bench)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-gpu-out}
+mkdir -p "$out"
+status=0
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
+echo "artifacts of commit $(cat gpu-q/COMMIT 2>/dev/null || echo unknown); tree $(git rev-parse --short HEAD 2>/dev/null)" | tee -a "$out/device.txt"
+date -u | tee -a "$out/device.txt"
+{ cmake -S runtime -B build-runtime -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    && ninja -C build-runtime; } > "$out/build.log" 2>&1 \
+  || { cat "$out/build.log"; exit 1; }
+
+only=${ONLY:-all}
+if [ "$only" = all ] || [ "$only" = check ]; then
+  for dir in roofline sm80; do
+    echo "== independent references, gpu-q/$dir"
+    python3 python/tests/gpu_quant.py "gpu-q/$dir" > "$out/quant-$dir.log" 2>&1 \
+      || status=1
+    grep -E "^(FAIL|quant|[a-z_0-9]+: )" "$out/quant-$dir.log" | tail -8
+  done
+  echo "== the generated fallbacks against nf-interp's data"
+  python3 test/Python/check_fallback.py --work gpu-q/fallback --check-only \
+    --device cuda > "$out/fallback.log" 2>&1 || status=1
+  tail -1 "$out/fallback.log"
+  echo "== fallback matrix, gpu-q/roofline"
+  python3 python/tests/gpu_matrix.py gpu-q/roofline > "$out/matrix.log" 2>&1 \
+    || status=1
+  tail -3 "$out/matrix.log"
+  echo "== memcheck (D = 130, 1028, 4100, 16384)"
+  NF_QUANT_D=130,1028,4100,16384 compute-sanitizer --tool memcheck \
+    --error-exitcode 9 python3 python/tests/gpu_quant.py gpu-q/roofline \
+    > "$out/memcheck.log" 2>&1 || status=1
+  tail -2 "$out/memcheck.log"
+fi
+if [ "$only" = all ] || [ "$only" = bench ]; then
+  echo "== roofline"
+  python3 bench/roofline.py --artifacts gpu-q/roofline \
+    --cases rmsnorm_quant_fp8,fused_add_rmsnorm_quant_i8,layernorm_modulate_quant_fp8 \
+    --rounds 5 --json "$out/roofline.json" --markdown "$out/roofline.md" \
+    > "$out/roofline.log" 2>&1 || status=1
+  tail -30 "$out/roofline.md"
+fi
+exit $status
