@@ -694,8 +694,11 @@ def main():
                     print(f"    {l}: {c['error'][:300]}", flush=True)
             save()
     save()
+    # A peer outside the tolerance (torch.compile's int8 rounding) is marked
+    # in the tables; only wrong normfuse results fail the run.
     wrong = [(r["case"], r["D"], l) for r in info["rows"]
-             for l, c in r["contenders"].items() if c.get("correct") is False]
+             for l, c in r["contenders"].items()
+             if c.get("correct") is False and l in ("normfuse", "baseline")]
     if wrong:
         sys.exit("error: wrong results: " + ", ".join(
             f"{c} D={d} {l}" for c, d, l in wrong))

@@ -9,7 +9,9 @@
 # a same-size copy kernel.
 #
 #   tools/gpu-quant-check.sh OUT_DIR     (gpu-q/ from tools/make-quant-cases.sh;
-#                                         ONLY=check|bench)
+#                                         ONLY=check|bench; BASELINE=DIR
+#                                         adds another commit's artifacts
+#                                         to the roofline run)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-gpu-out}
@@ -48,7 +50,8 @@ if [ "$only" = all ] || [ "$only" = bench ]; then
   echo "== roofline"
   python3 bench/roofline.py --artifacts gpu-q/roofline \
     --cases rmsnorm_quant_fp8,fused_add_rmsnorm_quant_i8,layernorm_modulate_quant_fp8 \
-    --rounds 5 --json "$out/roofline.json" --markdown "$out/roofline.md" \
+    --rounds 5 ${BASELINE:+--baseline "$BASELINE"} \
+    --json "$out/roofline.json" --markdown "$out/roofline.md" \
     > "$out/roofline.log" 2>&1 || status=1
   tail -30 "$out/roofline.md"
 fi
