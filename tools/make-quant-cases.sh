@@ -19,6 +19,10 @@ for ex in examples/*quant*.mlir; do
   "$bin/nf-compile" "$ex" --sm sm_80 -o "gpu-q/sm80/$name.nfa"
   cp "$ex" gpu-q/examples/
 done
+# Loads of every quantized type (python/tests/gpu_quant.py checks all codes).
+deq=test/runtime/Inputs/dequantize.mlir
+"$bin/nf-compile" "$deq" --sm sm_90 --cubin -o gpu-q/roofline/dequantize.nfa
+"$bin/nf-compile" "$deq" --sm sm_80 -o gpu-q/sm80/dequantize.nfa
 # check_fallback.py imports numpy and torch even to prepare.
 py=
 for p in python3 /usr/bin/python3; do

@@ -14,8 +14,11 @@ Passes when no quantized element is more than one step from the reference,
 at most 0.1% are one step off (the count is printed: values within f32
 noise of a rounding boundary, the kernel dividing by the scale through its
 correctly rounded reciprocal), every scale is within 1e-5 relative of the
-reference's, and the residual written in place matches. Exits 1 on any
-failure.
+reference's, and the residual written in place matches. Then, where DIR
+has dequantize.nfa (test/runtime/Inputs/dequantize.mlir), every byte value
+of f8E4M3FN, f8E5M2 and int8 is loaded and cast to f32, in every layout,
+and must equal torch's conversion exactly (NaN where torch gives NaN).
+Exits 1 on any failure.
 """
 
 import os
@@ -74,6 +77,30 @@ def check_case(name, kernel, D, layout, seed, totals):
     totals["failed"] += bool(failures)
 
 
+def check_dequantize(path):
+    """Failures of the dequantizing casts over all 256 codes per type."""
+    kernel = normfuse.load(path, prefix="q_dequantize").dequantize
+    codes = torch.arange(256, dtype=torch.int32, device="cuda")
+    # Rows of 256 codes, each row a different rotation of them.
+    rows = torch.stack([codes.roll(r) for r in range(6)]).to(torch.uint8)
+    failures = 0
+    for layout in LAYOUTS:
+        for D in (256, 199):  # whole chunks, and a general variant
+            bits = rows[:, :D].reshape(2, 3, D).contiguous()
+            args = [relayout(bits.view(dtype), layout) for dtype in
+                    (quant_cases.FP8, torch.float8_e5m2, torch.int8)]
+            for i, (got, a) in enumerate(zip(kernel(*args), args)):
+                want = a.float()
+                same = torch.equal(torch.isnan(got), torch.isnan(want)) and \
+                    torch.equal(torch.nan_to_num(got), torch.nan_to_num(want))
+                if not same:
+                    failures += 1
+                    print(f"FAIL dequantize result {i} D={D} {layout}")
+    print(f"dequantize: {2 * len(LAYOUTS)} launches, {failures} failed "
+          "(every byte of f8E4M3FN, f8E5M2 and int8)")
+    return failures
+
+
 def main():
     directory = Path(sys.argv[1])
     totals = dict(launches=0, failed=0, differ=0, elements=0, scale_err=0.0)
@@ -93,7 +120,10 @@ def main():
     print(f"quant: {totals['launches']} launches, {totals['failed']} failed; "
           f"{totals['differ']} of {totals['elements']} quantized elements one "
           f"step off; largest scale error {totals['scale_err']:.2g}")
-    sys.exit(1 if totals["failed"] else 0)
+    failed = totals["failed"]
+    if (directory / "dequantize.nfa").exists():
+        failed += check_dequantize(directory / "dequantize.nfa")
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":

@@ -216,3 +216,11 @@
 // LMQ: @layernorm_modulate_quant_fp8 result #0 f8E4M3FN 2x8x64: rel_error {{.*}} <= 1e-02 ok
 // LMQ-NEXT: @layernorm_modulate_quant_fp8 result #1 f32 2x8: rel_error {{.*}} <= 1e-05 ok
 // LMQ-NOT: result
+
+// Loads of every quantized type, cast to f32 (test/runtime/Inputs).
+// RUN: nf-interp --check-decompose --dims=B=2,S=3,D=40 %S/../runtime/Inputs/dequantize.mlir \
+// RUN:   | FileCheck %s --check-prefix=DEQ
+// DEQ: @dequantize result #0 f32 2x3x40: rel_error 0.00e+00 <= 1e-05 ok
+// DEQ-NEXT: @dequantize result #1 f32 2x3x40: rel_error 0.00e+00 <= 1e-05 ok
+// DEQ-NEXT: @dequantize result #2 f32 2x3x40: rel_error 0.00e+00 <= 1e-05 ok
+// DEQ-NOT: result
