@@ -242,47 +242,49 @@ double mlir::nf::doubleFromBF16Bits(uint16_t bits) {
   return f;
 }
 
-/// The bits of a value `a` >= 0 already in an fp8 format: subnormals are
-/// multiples of 2^(minExponent - fractionBits).
-static uint8_t f8MagnitudeBits(double a, const FloatFormat &format, int bias) {
+/// The bits of `x` rounded to an fp8 format (the bias is 1 - minExponent):
+/// subnormals are multiples of 2^(minExponent - fractionBits); NaN is 0x7f
+/// with the sign of `x`.
+static uint8_t f8BitsFromDouble(double x, ElementKind kind,
+                                const FloatFormat &format) {
+  double r = roundToElement(x, kind);
+  uint8_t sign = std::signbit(r) ? 0x80 : 0;
+  if (std::isnan(r))
+    return sign | 0x7f;
+  double a = std::fabs(r);
   if (a < std::ldexp(1.0, format.minExponent))
-    return (uint8_t)std::ldexp(a, format.fractionBits - format.minExponent);
+    return sign |
+           (uint8_t)std::ldexp(a, format.fractionBits - format.minExponent);
   int exponent = std::ilogb(a);
   auto significand = (int)std::ldexp(a, format.fractionBits - exponent);
-  return (uint8_t)(((exponent + bias) << format.fractionBits) |
-                   (significand - (1 << format.fractionBits)));
+  return sign | (uint8_t)(((exponent + 1 - format.minExponent)
+                           << format.fractionBits) |
+                          (significand - (1 << format.fractionBits)));
 }
 
-static double f8Magnitude(uint8_t bits, const FloatFormat &format, int bias) {
+/// The value of the magnitude bits (sign cleared) of a finite fp8 number.
+static double f8Magnitude(uint8_t bits, const FloatFormat &format) {
   int exponent = bits >> format.fractionBits;
   int mantissa = bits & ((1 << format.fractionBits) - 1);
   if (exponent == 0)
     return std::ldexp(mantissa, format.minExponent - format.fractionBits);
   return std::ldexp((1 << format.fractionBits) + mantissa,
-                    exponent - bias - format.fractionBits);
+                    exponent + format.minExponent - 1 - format.fractionBits);
 }
 
 uint8_t mlir::nf::f8E4M3FNBitsFromDouble(double x) {
-  double r = roundToElement(x, ElementKind::F8E4M3FN);
-  uint8_t sign = std::signbit(r) ? 0x80 : 0;
-  if (std::isnan(r))
-    return sign | 0x7f;
-  return sign | f8MagnitudeBits(std::fabs(r), kF8E4M3, 7);
+  return f8BitsFromDouble(x, ElementKind::F8E4M3FN, kF8E4M3);
 }
 
 double mlir::nf::doubleFromF8E4M3FNBits(uint8_t bits) {
   double sign = (bits & 0x80) ? -1.0 : 1.0;
-  if ((bits & 0x7f) == 0x7f)
+  if ((bits & 0x7f) == 0x7f) // e4m3fn's only NaN; it has no infinity
     return std::numeric_limits<double>::quiet_NaN();
-  return sign * f8Magnitude(bits & 0x7f, kF8E4M3, 7);
+  return sign * f8Magnitude(bits & 0x7f, kF8E4M3);
 }
 
 uint8_t mlir::nf::f8E5M2BitsFromDouble(double x) {
-  double r = roundToElement(x, ElementKind::F8E5M2);
-  uint8_t sign = std::signbit(r) ? 0x80 : 0;
-  if (std::isnan(r))
-    return sign | 0x7f;
-  return sign | f8MagnitudeBits(std::fabs(r), kF8E5M2, 15);
+  return f8BitsFromDouble(x, ElementKind::F8E5M2, kF8E5M2);
 }
 
 double mlir::nf::doubleFromF8E5M2Bits(uint8_t bits) {
@@ -291,5 +293,5 @@ double mlir::nf::doubleFromF8E5M2Bits(uint8_t bits) {
   if (exponent == 0x1f)
     return (bits & 3) ? std::numeric_limits<double>::quiet_NaN()
                       : sign * std::numeric_limits<double>::infinity();
-  return sign * f8Magnitude(bits & 0x7f, kF8E5M2, 15);
+  return sign * f8Magnitude(bits & 0x7f, kF8E5M2);
 }

@@ -152,15 +152,23 @@ def quantized_mismatch(got, expect):
     return (int((steps > 1).sum()), int((steps != 0).sum()), g.numel())
 
 
-def _mismatch_ok(far, differ, numel, fraction=1e-3):
+def mismatch_ok(far, differ, numel, fraction=1e-3):
+    """The tolerance of quantized results on quantized_mismatch's counts:
+    none more than one step off, at most `fraction` of them (at least one
+    element) one step off."""
     return far == 0 and differ <= max(1, int(fraction * numel))
 
 
+def max_relative_error(got, expect):
+    """The largest |got - expect| / |expect| over the elements (per-token
+    scales, where every element matters, not an average)."""
+    return float(((got.double() - expect.double()).abs()
+                  / expect.double().abs()).max())
+
+
 def quantized_ok(got, expect, fraction=1e-3):
-    """The tolerance of quantized results: none more than one step from
-    its reference, and at most `fraction` of them (at least one element)
-    one step off."""
-    return _mismatch_ok(*quantized_mismatch(got, expect), fraction)
+    """mismatch_ok of quantized_mismatch(got, expect)."""
+    return mismatch_ok(*quantized_mismatch(got, expect), fraction)
 
 
 def close(got, expect):
@@ -169,7 +177,7 @@ def close(got, expect):
     others. Returns (ok, a description of the error for messages)."""
     if is_quantized_dtype(expect.dtype) and got.dtype == expect.dtype:
         far, differ, numel = quantized_mismatch(got, expect)
-        return (_mismatch_ok(far, differ, numel),
+        return (mismatch_ok(far, differ, numel),
                 f"{far} of {numel} more than one step off, {differ} differ")
     err = rel_error(got, expect)
     return err <= tolerance(expect.dtype), f"relative error {err:.3g}"
