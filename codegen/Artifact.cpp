@@ -133,7 +133,7 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
   // The body is composed in memory so that its digest can end the file.
   std::string body;
   llvm::raw_string_ostream os(body);
-  os << "normfuse-artifact 4\n";
+  os << "normfuse-artifact 5\n";
   os << "target " << chip << "\n";
   for (KernelOp kernel : module.getOps<KernelOp>()) {
     FailureOr<SmallVector<VariantAttr>> variants = getVariants(kernel);
@@ -179,7 +179,12 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
       std::optional<unsigned> inPlace = kernel.getInPlaceArgument(r);
       os << "result " << r << " " << formatType(tensor.getElementType()) << " "
          << formatShape(tensor) << " chain " << chains.getChainOfResult(r)
-         << " in_place " << (inPlace ? std::to_string(*inPlace) : "-") << "\n";
+         << " in_place " << (inPlace ? std::to_string(*inPlace) : "-");
+      // A [B, S, D / G] result of group values says its G.
+      auto group =
+          dyn_cast<GroupType>(kernel.getReturn()->getOperand(r).getType());
+      os << " group " << (group ? std::to_string(group.getSize()) : "-")
+         << "\n";
     }
     for (const KernelParam &param : computeKernelABI(kernel, chains))
       os << "param " << paramKindName(param.kind) << " " << param.index << " "

@@ -122,11 +122,13 @@ ChainAnalysis::ChainAnalysis(KernelOp kernel) {
     auto type = i < resultTypes.size()
                     ? dyn_cast<RankedTensorType>(resultTypes[i])
                     : RankedTensorType();
-    // [B, S, D] rows, or [B, S] values computed once per row.
+    // [B, S, D] rows, [B, S] values computed once per row, or [B, S, D / G]
+    // group values (whose last size is not D: the kernel verifier checks it).
     if (!type || type.getRank() < 2 || type.getRank() > 3)
       continue;
     DimSymbol symbols[] = {DimSymbol::B, DimSymbol::S, DimSymbol::D};
-    for (int64_t d = 0; d < type.getRank(); ++d)
+    int64_t rank = isa<GroupType>(operand.getType()) ? 2 : type.getRank();
+    for (int64_t d = 0; d < rank; ++d)
       chain.dims.push_back({ret, -1, (int)i, (unsigned)d, symbols[d], type});
   }
 }

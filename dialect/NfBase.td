@@ -27,9 +27,10 @@ def Nf_Dialect : Dialect {
     what happens to one row of D elements. The kernel is executed once for
     every row `(b, s)` of its `[B, S, D]` tensors.
 
-    Values in a kernel body are either *rows* (`!nf.row<T>`, D elements of
-    type T) or *per-row scalars* (a builtin float, e.g. the result of a
-    reduction). Tensor operands enter the row program only through `nf.load`,
+    Values in a kernel body are *rows* (`!nf.row<T>`, D elements of type T),
+    *per-row scalars* (a builtin float, e.g. the result of a reduction), or
+    *group values* (`!nf.group<f32, G>`: one f32 per group of G consecutive
+    elements of the row, the result of a group reduction). Tensor operands enter the row program only through `nf.load`,
     `nf.select_load` and `nf.rope`, which state how the operand broadcasts
     over `[B, S, D]`. Every arithmetic op computes exactly and rounds its
     result once to its element type; `nf.cast` is the only conversion, so
@@ -66,6 +67,28 @@ def Nf_RowType : Nf_Type<"Row", "row"> {
   }];
   let parameters = (ins "::mlir::Type":$elementType);
   let assemblyFormat = "`<` $elementType `>`";
+  let genVerifyDecl = 1;
+}
+
+def Nf_GroupType : Nf_Type<"Group", "group"> {
+  let summary = "one value per group of G consecutive elements of a row";
+  let description = [{
+    A group value holds D / G values: value `j` belongs to elements
+    `[j * G, (j + 1) * G)` of the row. G is a power of two; D must be a
+    multiple of it (checked when the kernel is verified, for a static D, and
+    when it is launched). Group values are f32: a group reduction's result
+    (`nf.reduce ... group G`) and what elementwise ops compute from it, with
+    per-row scalars and with other group values of the same G. Combined with
+    a row, each group value is broadcast over its group's elements. A kernel
+    returns one as an f32 `[B, S, D / G]` result, e.g. the scale of each
+    block of 128 elements of block-scaled FP8.
+
+    ```mlir
+    %gmax = nf.reduce max %a group 128 : !nf.row<f32>  // !nf.group<f32, 128>
+    ```
+  }];
+  let parameters = (ins "::mlir::Type":$elementType, "int64_t":$size);
+  let assemblyFormat = "`<` $elementType `,` $size `>`";
   let genVerifyDecl = 1;
 }
 
@@ -206,16 +229,23 @@ def Nf_F32Row : Type<And<[Nf_IsRow,
     CPred<"::llvm::cast<::mlir::nf::RowType>($_self).getElementType().isF32()">]>,
     "row of f32", "::mlir::Type">;
 
-// A value the arithmetic works on: a float row, or one scalar per row.
-def Nf_Value : AnyTypeOf<[Nf_FloatRow, F32, F16, BF16],
-                         "f32/f16/bf16 row or per-row scalar">;
+def Nf_IsGroup : CPred<"::llvm::isa<::mlir::nf::GroupType>($_self)">;
+def Nf_AnyGroup : Type<Nf_IsGroup, "group value", "::mlir::Type">;
+
+// A value the arithmetic works on: a float row, one scalar per row, or one
+// f32 per group of a row.
+def Nf_Value : AnyTypeOf<[Nf_FloatRow, F32, F16, BF16, Nf_AnyGroup],
+                         "f32/f16/bf16 row, per-row scalar or group value">;
 // What nf.cast converts: also quantized rows (to and from f32 rows only).
 def Nf_CastValue : AnyTypeOf<[Nf_AnyRow, F32, F16, BF16],
                              "row or per-row f32/f16/bf16 scalar">;
-// What a kernel returns: rows ([B, S, D] results) and f32 per-row scalars
-// ([B, S] results).
-def Nf_ReturnValue : AnyTypeOf<[Nf_AnyRow, F32],
-                               "row or per-row f32 scalar">;
+// What a kernel returns: rows ([B, S, D] results), f32 per-row scalars
+// ([B, S] results) and group values ([B, S, D / G] results).
+def Nf_ReturnValue : AnyTypeOf<[Nf_AnyRow, F32, Nf_AnyGroup],
+                               "row, per-row f32 scalar or group value">;
+// What a reduction gives: one f32 per row, or one per group.
+def Nf_ReduceResult : AnyTypeOf<[F32, Nf_AnyGroup],
+                                "per-row f32 scalar or group value">;
 def Nf_F32Value : AnyTypeOf<[Nf_F32Row, F32], "f32 row or f32 scalar">;
 
 #endif // NF_BASE_TD

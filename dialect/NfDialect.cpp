@@ -55,6 +55,8 @@ bool mlir::nf::isNfRowElement(Type type) {
 Type mlir::nf::getRowElementType(Type type) {
   if (auto row = dyn_cast<RowType>(type))
     return row.getElementType();
+  if (auto group = dyn_cast<GroupType>(type))
+    return group.getElementType();
   return type;
 }
 
@@ -96,6 +98,15 @@ LogicalResult RowType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "row element type must be f32, f16, bf16, "
                           "f8E4M3FN, f8E5M2 or i8, found "
                        << elementType;
+  return success();
+}
+
+LogicalResult GroupType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                Type elementType, int64_t size) {
+  if (!elementType.isF32())
+    return emitError() << "group values are f32, found " << elementType;
+  if (size < 1 || !llvm::isPowerOf2_64(size))
+    return emitError() << "group size must be a power of two, found " << size;
   return success();
 }
 

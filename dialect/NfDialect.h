@@ -35,7 +35,8 @@ bool isNfQuantized(Type type);
 /// True for every row element type: a float or a quantized one.
 bool isNfRowElement(Type type);
 
-/// The element type of a row, or the type itself for a per-row scalar.
+/// The element type of a row or a group value, or the type itself for a
+/// per-row scalar.
 Type getRowElementType(Type type);
 
 /// The shape a broadcast kind expects of its tensor, as dimension letters

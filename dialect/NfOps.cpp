@@ -445,6 +445,25 @@ LogicalResult KernelOp::verifyRegions() {
              << ", but " << describeDim(use) << " is " << *d
              << "; the chains of a kernel share D";
     }
+    // Group results: [B, S, D / G], D a multiple of G.
+    for (unsigned r : chain.results) {
+      auto group =
+          dyn_cast<GroupType>(body.getTerminator()->getOperand(r).getType());
+      if (!group)
+        continue;
+      int64_t g = group.getSize();
+      auto type = cast<RankedTensorType>(resultTypes[r]);
+      Operation *ret = body.getTerminator();
+      if (d && *d % g != 0)
+        return ret->emitOpError("group size ")
+               << g << " of result #" << r
+               << " does not divide the row length D = " << *d;
+      if (d && !type.isDynamicDim(2) && type.getDimSize(2) * g != *d)
+        return ret->emitOpError("result #")
+               << r << " holds one value per group of " << g
+               << " elements: its last dimension must be D / " << g << " = "
+               << *d / g << ", found " << type.getDimSize(2);
+    }
     for (Operation *op : chain.ropes) {
       int64_t rotary = cast<RopeOp>(op).getRotaryDim();
       if (d && rotary > *d)
@@ -476,6 +495,14 @@ LogicalResult ReturnOp::verify() {
                   resultType.getElementType().isF32();
     if (!rows && !perRow)
       continue;
+    if (auto group = dyn_cast<GroupType>(value.getType())) {
+      if (!resultType || resultType.getRank() != 3 ||
+          !resultType.getElementType().isF32())
+        return emitOpError("group value #")
+               << i << " is stored into a [B, S, D / " << group.getSize()
+               << "] f32 result, but result #" << i << " is " << resultTypes[i];
+      continue;
+    }
     if (!isa<RowType>(value.getType())) {
       if (!perRow)
         return emitOpError("per-row value #")
@@ -572,11 +599,17 @@ LogicalResult CastOp::verify() {
 // Binary ops
 //===----------------------------------------------------------------------===//
 
+/// A row if either operand is one, else a group value if either is one, else
+/// a scalar.
 static Type inferBinaryType(Type lhs, Type rhs) {
   if (auto row = dyn_cast<RowType>(lhs))
     return row;
-  if (isa<RowType>(rhs))
-    return RowType::get(lhs.getContext(), lhs);
+  if (auto row = dyn_cast<RowType>(rhs))
+    return row;
+  if (auto group = dyn_cast<GroupType>(lhs))
+    return group;
+  if (auto group = dyn_cast<GroupType>(rhs))
+    return group;
   return lhs;
 }
 
@@ -613,6 +646,12 @@ static LogicalResult verifyBinaryOp(Operation *op) {
   if (lhs != rhs)
     return op->emitOpError("operands have different element types, ")
            << lhs << " and " << rhs << "; nf converts only through nf.cast";
+  auto lhsGroup = dyn_cast<GroupType>(op->getOperand(0).getType());
+  auto rhsGroup = dyn_cast<GroupType>(op->getOperand(1).getType());
+  if (lhsGroup && rhsGroup && lhsGroup.getSize() != rhsGroup.getSize())
+    return op->emitOpError("combines group values of groups of ")
+           << lhsGroup.getSize() << " and " << rhsGroup.getSize()
+           << " elements; group values combine with the same group size only";
   return success();
 }
 
@@ -645,6 +684,36 @@ NF_DEFINE_BINARY_OP(DivOp)
 NF_DEFINE_BINARY_OP(MaxOp)
 NF_DEFINE_BINARY_OP(MinOp)
 #undef NF_DEFINE_BINARY_OP
+
+//===----------------------------------------------------------------------===//
+// ReduceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ReduceOp::inferReturnTypes(MLIRContext *context, std::optional<Location>,
+                           ValueRange operands, DictionaryAttr attributes,
+                           OpaqueProperties properties, RegionRange regions,
+                           SmallVectorImpl<Type> &inferred) {
+  ReduceOp::Adaptor adaptor(operands, attributes, properties, regions);
+  Type f32 = Float32Type::get(context);
+  std::optional<uint64_t> group = adaptor.getGroup();
+  // An invalid size is the verifier's to report; the type must still build.
+  if (group && *group >= 1 && llvm::isPowerOf2_64(*group))
+    inferred.push_back(GroupType::get(context, f32, *group));
+  else
+    inferred.push_back(f32);
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  std::optional<uint64_t> group = getGroup();
+  if (group && (*group < 1 || !llvm::isPowerOf2_64(*group) ||
+                *group > (uint64_t(1) << 30)))
+    return emitOpError("group size must be a power of two from 1 to 2^30, "
+                       "found ")
+           << (int64_t)*group;
+  return success();
+}
 
 //===----------------------------------------------------------------------===//
 // Norms and rope

@@ -94,11 +94,13 @@ def Nf_ReturnOp : Nf_Op<"return", [Pure, HasParent<"KernelOp">, Terminator]> {
     the `[B, S, D]` result `i`, whose element type must be the row's. An f32
     per-row scalar (a reduction's result or what is computed from it: a
     quantization scale, a mean) is stored into element `(b, s)` of the
-    `[B, S]` f32 result `i`.
+    `[B, S]` f32 result `i`. A group value (`!nf.group<f32, G>`) is stored
+    into row `(b, s)` of the `[B, S, D / G]` f32 result `i`.
 
     ```mlir
     nf.return %y, %r : !nf.row<bf16>, !nf.row<bf16>
     nf.return %q, %scale : !nf.row<f8E4M3FN>, f32
+    nf.return %q, %blocks : !nf.row<f8E4M3FN>, !nf.group<f32, 128>
     ```
   }];
   let arguments = (ins Variadic<Nf_ReturnValue>:$operands);
@@ -218,8 +220,10 @@ class Nf_BinaryOp<string mnemonic, string what, string accuracy = "">
   let summary = "elementwise " # what;
   let description = [{
     Elementwise }] # what # [{ of two rows, a row and a per-row scalar (the
-    scalar is broadcast across the row), or two scalars. Both operands have
-    the same element type; the exact result is rounded once to it}] #
+    scalar is broadcast across the row), two scalars, or group values (f32,
+    `!nf.group<f32, G>`) with each other (same G), with scalars (the result
+    is a group value) or with rows (each group value is broadcast over its
+    group's elements). Both operands have the same element type; the exact result is rounded once to it}] #
     accuracy # [{. The type list names one type when both operands have it,
     else both types.
 
@@ -251,8 +255,8 @@ class Nf_UnaryOp<string mnemonic, string what,
     : Nf_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
   let summary = "elementwise " # what;
   let description = [{
-    Computes }] # what # [{ of every element of a row, or of a per-row
-    scalar; }] # accuracy # [{.
+    Computes }] # what # [{ of every element of a row, of a per-row
+    scalar, or of every value of a group value; }] # accuracy # [{.
 
     ```mlir
     %y = nf.}] # mnemonic # [{ %x : !nf.row<f32>
@@ -281,20 +285,38 @@ def Nf_RsqrtOp : Nf_UnaryOp<"rsqrt", "1 / sqrt(x)">;
 // Reductions
 //===----------------------------------------------------------------------===//
 
-def Nf_ReduceOp : Nf_Op<"reduce", [Pure]> {
-  let summary = "reduce a row over D to one f32 value per row";
+def Nf_ReduceOp : Nf_Op<"reduce", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "reduce a row to one f32 value per row, or per group";
   let description = [{
     `sum`, `max`, `mean` (sum / D) or `mean_sq` (sum of squares / D) of the
     D elements of an f32 row. Reductions accumulate in f32: to reduce f16 or
     bf16 data, cast it to f32 first (an exact conversion).
 
+    With `group G` (G a power of two, D a multiple of it) the row is reduced
+    over each group of G consecutive elements instead, giving one value per
+    group (`!nf.group<f32, G>`; `mean` and `mean_sq` divide by G): block
+    scales, say.
+
     ```mlir
     %ms = nf.reduce mean_sq %x : !nf.row<f32>
+    %gmax = nf.reduce max %a group 128 : !nf.row<f32>
     ```
   }];
-  let arguments = (ins Nf_ReduceKind:$kind, Nf_F32Row:$input);
-  let results = (outs F32:$result);
-  let assemblyFormat = "$kind $input attr-dict `:` type($input)";
+  let arguments = (ins Nf_ReduceKind:$kind, Nf_F32Row:$input,
+                       OptionalAttr<I64Attr>:$group);
+  let results = (outs Nf_ReduceResult:$result);
+  let assemblyFormat =
+      "$kind $input (`group` $group^)? attr-dict `:` type($input)";
+  let builders = [
+    // A reduction over the whole row.
+    OpBuilder<(ins "::mlir::nf::ReduceKind":$kind, "::mlir::Value":$input), [{
+      build($_builder, $_state, $_builder.getF32Type(),
+            ::mlir::nf::ReduceKindAttr::get($_builder.getContext(), kind),
+            input, ::mlir::IntegerAttr());
+    }]>
+  ];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -423,7 +423,7 @@ nf.kernel @cast_between_quantized(%x: tensor<?x?x?xi8>)
 // Quantized rows take no arithmetic: cast them to f32 first.
 nf.kernel @add_quantized(%x: tensor<?x?x?xi8>) -> tensor<?x?x?xi8> {
   %0 = nf.load %x [B, S, D] : tensor<?x?x?xi8>
-  // expected-error@+1 {{'nf.add' op operand #0 must be f32/f16/bf16 row or per-row scalar, but got '!nf.row<i8>'}}
+  // expected-error@+1 {{'nf.add' op operand #0 must be f32/f16/bf16 row, per-row scalar or group value, but got '!nf.row<i8>'}}
   %1 = nf.add %0, %0 : !nf.row<i8>
   nf.return %1 : !nf.row<i8>
 }
@@ -728,7 +728,7 @@ nf.kernel @return_f16_scalar(%x: tensor<?x?x?xf32>) -> tensor<?x?xf32> {
   %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
   %1 = nf.reduce sum %0 : !nf.row<f32>
   %2 = nf.cast %1 : f32 to f16
-  // expected-error@+1 {{'nf.return' op operand #0 must be variadic of row or per-row f32 scalar, but got 'f16'}}
+  // expected-error@+1 {{'nf.return' op operand #0 must be variadic of row, per-row f32 scalar or group value, but got 'f16'}}
   nf.return %2 : f16
 }
 
@@ -998,4 +998,91 @@ nf.kernel @in_place_other_chain(%q: tensor<?x?x?xf32>, %k: tensor<?x?x?xf32>)
   %k1 = nf.load %q [B, S, D] : tensor<?x?x?xf32>
   %k2 = nf.add %k0, %k1 : !nf.row<f32>
   nf.return %q1, %k2 : !nf.row<f32>, !nf.row<f32>
+}
+
+// -----
+
+nf.kernel @group_not_power_of_two(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
+  // expected-error@+1 {{group size must be a power of two from 1 to 2^30, found 96}}
+  %1 = nf.reduce max %0 group 96 : !nf.row<f32>
+  nf.return %0 : !nf.row<f32>
+}
+
+// -----
+
+nf.kernel @group_type_size(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
+  %1 = nf.reduce max %0 group 64 : !nf.row<f32>
+  // expected-error@+1 {{group size must be a power of two, found 96}}
+  %2 = nf.abs %1 : !nf.group<f32, 96>
+  nf.return %0 : !nf.row<f32>
+}
+
+// -----
+
+nf.kernel @group_type_element(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
+  %1 = nf.reduce max %0 group 64 : !nf.row<f32>
+  // expected-error@+1 {{group values are f32, found 'bf16'}}
+  %2 = nf.abs %1 : !nf.group<bf16, 64>
+  nf.return %0 : !nf.row<f32>
+}
+
+// -----
+
+nf.kernel @group_does_not_divide(%x: tensor<?x?x1000xf32>) -> tensor<?x?x?xf32> {
+  %0 = nf.load %x [B, S, D] : tensor<?x?x1000xf32>
+  %1 = nf.reduce max %0 group 128 : !nf.row<f32>
+  // expected-error@+1 {{group size 128 of result #0 does not divide the row length D = 1000}}
+  nf.return %1 : !nf.group<f32, 128>
+}
+
+// -----
+
+nf.kernel @group_result_size(%x: tensor<?x?x1024xf32>) -> tensor<?x?x1024xf32> {
+  %0 = nf.load %x [B, S, D] : tensor<?x?x1024xf32>
+  %1 = nf.reduce max %0 group 128 : !nf.row<f32>
+  // expected-error@+1 {{result #0 holds one value per group of 128 elements: its last dimension must be D / 128 = 8, found 1024}}
+  nf.return %1 : !nf.group<f32, 128>
+}
+
+// -----
+
+nf.kernel @group_result_rank(%x: tensor<?x?x?xf32>) -> tensor<?x?xf32> {
+  %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
+  %1 = nf.reduce sum %0 group 64 : !nf.row<f32>
+  // expected-error@+1 {{group value #0 is stored into a [B, S, D / 64] f32 result, but result #0 is 'tensor<?x?xf32>'}}
+  nf.return %1 : !nf.group<f32, 64>
+}
+
+// -----
+
+nf.kernel @group_sizes_differ(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
+  %1 = nf.reduce max %0 group 64 : !nf.row<f32>
+  %2 = nf.reduce sum %0 group 128 : !nf.row<f32>
+  // expected-error@+1 {{combines group values of groups of 64 and 128 elements; group values combine with the same group size only}}
+  %3 = nf.add %1, %2 : !nf.group<f32, 64>, !nf.group<f32, 128>
+  nf.return %0 : !nf.row<f32>
+}
+
+// -----
+
+nf.kernel @group_reduced_again(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
+  %1 = nf.reduce max %0 group 64 : !nf.row<f32>
+  // expected-error@+1 {{'nf.reduce' op operand #0 must be row of f32, but got '!nf.group<f32, 64>'}}
+  %2 = nf.reduce max %1 : !nf.group<f32, 64>
+  nf.return %0 : !nf.row<f32>
+}
+
+// -----
+
+nf.kernel @group_cast(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
+  %1 = nf.reduce max %0 group 64 : !nf.row<f32>
+  // expected-error@+1 {{'nf.cast' op operand #0 must be row or per-row f32/f16/bf16 scalar, but got '!nf.group<f32, 64>'}}
+  %2 = nf.cast %1 : !nf.group<f32, 64> to f32
+  nf.return %0 : !nf.row<f32>
 }

@@ -407,3 +407,29 @@ nf.kernel @quantized(%q: tensor<?x?x?xf8E5M2>)
   %5 = nf.cast %3 : !nf.row<f32> to !nf.row<i8>
   nf.return %4, %5, %2 : !nf.row<f8E4M3FN>, !nf.row<i8>, f32
 }
+
+// Group reductions: one value per group of G elements, combined with
+// scalars, with each other and with rows, returned as [B, S, D / G].
+// CHECK-LABEL: nf.kernel @group_quant
+// CHECK-SAME: -> (tensor<?x?x?xf8E4M3FN>, tensor<?x?x?xf32>)
+// CHECK: %[[G:.*]] = nf.reduce max %{{.*}} group 128 : !nf.row<f32>
+// CHECK: %[[S:.*]] = nf.div %[[G]], %{{.*}} : !nf.group<f32, 128>, f32
+// CHECK: %[[M:.*]] = nf.reduce mean %{{.*}} group 128 : !nf.row<f32>
+// CHECK: nf.add %[[S]], %[[M]] : !nf.group<f32, 128>
+// CHECK: nf.abs %{{.*}} : !nf.group<f32, 128>
+// CHECK: nf.div %{{.*}}, %[[S]] : !nf.row<f32>, !nf.group<f32, 128>
+// CHECK: nf.return %{{.*}}, %[[S]] : !nf.row<f8E4M3FN>, !nf.group<f32, 128>
+nf.kernel @group_quant(%x: tensor<?x?x?xf32>)
+    -> (tensor<?x?x?xf8E4M3FN>, tensor<?x?x?xf32>) {
+  %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
+  %1 = nf.abs %0 : !nf.row<f32>
+  %2 = nf.reduce max %1 group 128 : !nf.row<f32>
+  %c = nf.constant 448.0 : f32
+  %3 = nf.div %2, %c : !nf.group<f32, 128>, f32
+  %4 = nf.reduce mean %0 group 128 : !nf.row<f32>
+  %5 = nf.add %3, %4 : !nf.group<f32, 128>
+  %6 = nf.abs %5 : !nf.group<f32, 128>
+  %7 = nf.div %0, %3 : !nf.row<f32>, !nf.group<f32, 128>
+  %8 = nf.cast %7 : !nf.row<f32> to !nf.row<f8E4M3FN>
+  nf.return %8, %3 : !nf.row<f8E4M3FN>, !nf.group<f32, 128>
+}
