@@ -1,11 +1,13 @@
 """The quantizing examples' semantics in PyTorch, written independently of
 the IR (examples/rmsnorm_quant_fp8.mlir, fused_add_rmsnorm_quant_i8.mlir,
-layernorm_modulate_quant_fp8.mlir): inputs, an eager function for
+layernorm_modulate_quant_fp8.mlir, rmsnorm_quant_fp8_group128.mlir): inputs, an eager function for
 torch.compile, and a reference whose norm is computed in float64.
 
 Per token: y = the normalized (and weighted or modulated) row in f32;
 scale = max(max|y| / qmax, min_scale) in f32; q = y / scale rounded to
 nearest even and saturated (fp8 e4m3: +-448; int8: [-128, 127], NaN to 0).
+Per group (rmsnorm_quant_fp8_group128): the same for each block of 128
+elements of a token, one scale per block.
 Used by bench/roofline.py and python/tests/gpu_quant.py.
 """
 
@@ -103,8 +105,34 @@ def layernorm_modulate_quant_fp8_ref(x, scale, shift):
     return quantize_rows(y, FP8)
 
 
+# rmsnorm_quant_fp8_group128(x [B,S,D] bf16, weight [D] bf16)
+#   -> (q fp8, scale [B,S,D/128]); D a multiple of 128
+GROUP = 128
+
+
+def quantize_groups(y, dtype, group=GROUP):
+    """(q, scale): y (f32, [..., D]) quantized per block of `group`."""
+    q, scale = quantize_rows(y.unflatten(-1, (-1, group)), dtype)
+    return q.flatten(-2), scale
+
+
+def rmsnorm_quant_fp8_group128_inputs(M, D, gen, device):
+    return rmsnorm_quant_fp8_inputs(M, D, gen, device)
+
+
+def rmsnorm_quant_fp8_group128_eager(x, weight):
+    xf = x.float()
+    y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS) \
+        * weight.float()
+    return quantize_groups(y, FP8)
+
+
+def rmsnorm_quant_fp8_group128_ref(x, weight):
+    return quantize_groups(_rms64(x, weight).float(), FP8)
+
+
 NAMES = ("rmsnorm_quant_fp8", "fused_add_rmsnorm_quant_i8",
-         "layernorm_modulate_quant_fp8")
+         "layernorm_modulate_quant_fp8", "rmsnorm_quant_fp8_group128")
 
 
 def functions(name):

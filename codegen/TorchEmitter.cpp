@@ -560,6 +560,36 @@ LogicalResult KernelEmitter::emitOp(Operation *op,
                  " / " + rowLength + ").to(torch.float32)";
           break;
         }
+        if (std::optional<uint64_t> group = reduce.getGroup()) {
+          // Over each group of G elements: the row viewed as [..., D / G,
+          // G] is reduced over its last dimension, and each group's value
+          // is repeated over its G elements, so that group values combine
+          // with rows and scalars as rows do (a [B, S, D / G] result takes
+          // every G-th).
+          std::string g = std::to_string(*group);
+          line("if " + rowLength + " % " + g +
+               ": raise ValueError(f\"the row length D = {" + rowLength +
+               "} is not a multiple of the group size " + g + "\")");
+          std::string grouped = x + ".unflatten(-1, (-1, " + g + "))";
+          switch (reduce.getKind()) {
+          case ReduceKind::Sum:
+            expr = "torch.sum(" + grouped +
+                   ", -1, dtype=torch.float64).to(torch.float32)";
+            break;
+          case ReduceKind::Max:
+            expr = "torch.amax(" + grouped + ", -1)";
+            break;
+          case ReduceKind::Mean:
+            expr = "(torch.sum(" + grouped + ", -1, dtype=torch.float64) / " +
+                   g + ").to(torch.float32)";
+            break;
+          case ReduceKind::MeanSq:
+            expr = "(torch.sum(" + grouped + ".double().square(), -1) / " + g +
+                   ").to(torch.float32)";
+            break;
+          }
+          expr += ".repeat_interleave(" + g + ", -1)";
+        }
         assign(reduce.getResult(), expr,
                (opName + " " + stringifyReduceKind(reduce.getKind())).str());
         return success();
@@ -604,18 +634,25 @@ void KernelEmitter::emitResults() {
     std::string out = namer.take("out" + std::to_string(r));
     std::string dtype =
         *torchDType(cast<RankedTensorType>(type).getElementType());
-    // A per-row value ([B, F, S/F, 1]) fills a [B, S] result.
-    bool perRow = !isa<RowType>(value.getType());
-    std::string width = perRow ? "1" : rowLength;
+    // A per-row value ([B, F, S/F, 1]) fills a [B, S] result; group values
+    // (repeated over their groups) a [B, S, D / G] one.
+    auto group = dyn_cast<GroupType>(value.getType());
+    bool perRow = !group && !isa<RowType>(value.getType());
+    std::string width =
+        perRow  ? "1"
+        : group ? rowLength + " // " + std::to_string(group.getSize())
+                : rowLength;
     line(out + " = torch.empty((" + sizes.batch + ", " + sizes.tokens +
-         (perRow ? "" : ", " + rowLength) + "), dtype=" + dtype +
+         (perRow ? "" : ", " + width) + "), dtype=" + dtype +
          ", device=" + device + ")");
     std::string view = sizes.frames.empty()
                            ? out + (perRow ? "[:, None, :, None]" : "[:, None]")
                            : out + ".view(" + sizes.batch + ", " +
                                  sizes.frames + ", " + sizes.perFrame + ", " +
                                  width + ")";
-    line(view + ".copy_(" + names[value] + ")");
+    line(view + ".copy_(" + names[value] +
+         (group ? "[..., ::" + std::to_string(group.getSize()) + "]" : "") +
+         ")");
     returned.push_back(out);
   }
   // Always a tuple: "(out0,)" for one result.

@@ -157,8 +157,5 @@ LogicalResult VariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << "' keeps rows in registers, at most " << capacity
                        << " elements, so max_d must be 1 to " << capacity
                        << ", found " << maxD;
-  if (!vectorized && schedule.getChunk() != 1)
-    return emitError() << "general variant '" << name
-                       << "' must have chunk 1, found " << schedule.getChunk();
   return success();
 }

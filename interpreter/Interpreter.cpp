@@ -135,10 +135,20 @@ namespace {
 /// The value of one SSA value of the body for the current row.
 struct Slot {
   bool isRow = false;
+  int64_t group = 0; ///< G for a group value, else 0
   ElementKind kind = ElementKind::F32;
-  std::vector<double> values; ///< D for a row, 1 for a scalar
+  std::vector<double> values; ///< D for a row, D / G for groups, 1 for a scalar
 
-  double at(int64_t d) const { return isRow ? values[d] : values[0]; }
+  /// The value at element `d` of the row.
+  double at(int64_t d) const {
+    return isRow ? values[d] : group ? values[d / group] : values[0];
+  }
+  /// Values: one per element, per group, or one.
+  int64_t size(int64_t rowLength) const {
+    return isRow ? rowLength : group ? rowLength / group : 1;
+  }
+  /// The element whose value is value `i` (the first of group `i`).
+  int64_t element(int64_t i) const { return group ? i * group : i; }
 };
 
 /// Runtime sizes of one chain; -1 where the chain has no such dimension.
@@ -239,6 +249,8 @@ void KernelInterpreter::createSlots() {
     for (Value result : op.getResults()) {
       Slot slot;
       slot.isRow = isa<RowType>(result.getType());
+      if (auto group = dyn_cast<GroupType>(result.getType()))
+        slot.group = group.getSize();
       slot.kind = getElementKind(getRowElementType(result.getType()))
                       .value_or(ElementKind::F32);
       slot.values.assign(1, 0.0);
@@ -314,6 +326,12 @@ LogicalResult KernelInterpreter::sizeChain(const Chain &chain,
     return fail("frames: S = " + Twine(sizes.S) +
                 " is not divisible by F = " + Twine(sizes.F) + " in " + writes +
                 " (token s uses frame s / (S / F))");
+  for (Operation *op : chain.ops)
+    if (auto group = dyn_cast<GroupType>(op->getResult(0).getType()))
+      if (sizes.D % group.getSize() != 0)
+        return fail("the row length D = " + Twine(sizes.D) +
+                    " is not a multiple of the group size " +
+                    Twine(group.getSize()) + " in " + writes);
   for (Operation *op : chain.ropes) {
     auto rope = cast<RopeOp>(op);
     int64_t rotary = rope.getRotaryDim();
@@ -359,17 +377,18 @@ void KernelInterpreter::loadRow(const HostTensor &tensor, BroadcastKind kind,
 template <typename Fn>
 void KernelInterpreter::elementwise(Operation *op, Fn fn) {
   Slot &out = slot(op->getResult(0));
-  int64_t n = out.isRow ? sizes.D : 1;
+  int64_t n = out.size(sizes.D);
   if (op->getNumOperands() == 1) {
     const Slot &in = slot(op->getOperand(0));
-    for (int64_t d = 0; d < n; ++d)
-      out.values[d] = fn(in.at(d), 0.0, out.kind);
+    for (int64_t i = 0; i < n; ++i)
+      out.values[i] = fn(in.at(out.element(i)), 0.0, out.kind);
     return;
   }
   const Slot &lhs = slot(op->getOperand(0));
   const Slot &rhs = slot(op->getOperand(1));
-  for (int64_t d = 0; d < n; ++d)
-    out.values[d] = fn(lhs.at(d), rhs.at(d), out.kind);
+  for (int64_t i = 0; i < n; ++i)
+    out.values[i] =
+        fn(lhs.at(out.element(i)), rhs.at(out.element(i)), out.kind);
 }
 
 LogicalResult KernelInterpreter::rope(RopeOp op, int64_t b) {
@@ -399,6 +418,28 @@ LogicalResult KernelInterpreter::rope(RopeOp op, int64_t b) {
     out.values[second] = roundSum(twoSum(x2 * c, x1 * s), out.kind);
   }
   return success();
+}
+
+/// The f32 value of a reduction of `x`: compensated sums, rounded once.
+static double reduceValues(ReduceKind kind, ArrayRef<double> x) {
+  double value = 0;
+  switch (kind) {
+  case ReduceKind::Sum:
+    value = compensatedSum(x, false);
+    break;
+  case ReduceKind::Max:
+    value = -std::numeric_limits<double>::infinity();
+    for (double v : x)
+      value = nanPropagatingMax(value, v);
+    break;
+  case ReduceKind::Mean:
+    value = compensatedSum(x, false) / (double)x.size();
+    break;
+  case ReduceKind::MeanSq:
+    value = compensatedSum(x, true) / (double)x.size();
+    break;
+  }
+  return roundToF32(value);
 }
 
 template <typename NormOp>
@@ -522,25 +563,13 @@ LogicalResult KernelInterpreter::evaluate(Operation *op, int64_t b, int64_t s) {
         return success();
       })
       .Case<ReduceOp>([&](ReduceOp reduce) {
-        ArrayRef<double> x = slot(reduce.getInput()).values;
-        double value = 0;
-        switch (reduce.getKind()) {
-        case ReduceKind::Sum:
-          value = compensatedSum(x, false);
-          break;
-        case ReduceKind::Max:
-          value = -std::numeric_limits<double>::infinity();
-          for (double v : x)
-            value = nanPropagatingMax(value, v);
-          break;
-        case ReduceKind::Mean:
-          value = compensatedSum(x, false) / (double)x.size();
-          break;
-        case ReduceKind::MeanSq:
-          value = compensatedSum(x, true) / (double)x.size();
-          break;
-        }
-        slot(reduce.getResult()).values[0] = roundToF32(value);
+        ArrayRef<double> row = slot(reduce.getInput()).values;
+        Slot &out = slot(reduce.getResult());
+        // Over the row, or over each group of G elements.
+        int64_t width = out.group ? out.group : sizes.D;
+        for (int64_t i = 0; i < out.size(sizes.D); ++i)
+          out.values[i] =
+              reduceValues(reduce.getKind(), row.slice(i * width, width));
         return success();
       })
       .Case<LayerNormOp>([&](LayerNormOp norm) {
@@ -583,7 +612,7 @@ LogicalResult KernelInterpreter::runChain(const Chain &chain,
   for (Operation *op : chain.ops)
     for (Value result : op->getResults()) {
       Slot &out = slot(result);
-      out.values.assign(out.isRow ? sizes.D : 1, 0.0);
+      out.values.assign(out.size(sizes.D), 0.0);
     }
   Operation *ret = kernel.getReturn();
   for (int64_t b = 0; b < sizes.B; ++b) {
@@ -593,8 +622,9 @@ LogicalResult KernelInterpreter::runChain(const Chain &chain,
           return failure();
       for (auto [i, r] : llvm::enumerate(chain.results)) {
         const Slot &row = slot(ret->getOperand(r));
-        // A per-row value fills one element of its [B, S] result.
-        int64_t width = row.isRow ? sizes.D : 1;
+        // A per-row value fills one element of its [B, S] result, group
+        // values a row of D / G of their [B, S, D / G] one.
+        int64_t width = row.size(sizes.D);
         std::copy(row.values.begin(), row.values.end(),
                   outputs[i]->data.begin() + (b * sizes.S + s) * width);
       }
@@ -639,8 +669,10 @@ FailureOr<SmallVector<HostTensor>> KernelInterpreter::run() {
       if (!kind)
         return fail("result #" + Twine(r) + " has an unsupported type");
       std::vector<int64_t> shape{sizes.B, sizes.S};
+      auto group =
+          dyn_cast<GroupType>(kernel.getReturn()->getOperand(r).getType());
       if (type.getRank() == 3)
-        shape.push_back(sizes.D);
+        shape.push_back(group ? sizes.D / group.getSize() : sizes.D);
       results[r] = HostTensor(*kind, shape);
       outputs.push_back(&results[r]);
     }

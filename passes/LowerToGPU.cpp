@@ -17,8 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialect/Chains.h"
 #include "passes/KernelABI.h"
+#include "passes/KernelLowering.h"
 #include "passes/Passes.h"
 #include "passes/QuantizedCasts.h"
 #include "passes/Schedule.h"
@@ -43,187 +43,7 @@ namespace mlir::nf {
 using namespace mlir;
 using namespace mlir::nf;
 
-namespace {
-
-/// Elements of a row that one evaluation covers.
-struct Chunk {
-  /// Index of the first element (vectorized variant; always in bounds).
-  Value base;
-  /// General variant: the index of each element, clamped into [0, D).
-  SmallVector<Value> elements;
-  /// Vectorized: i1, the chunk is part of the row. General: one i1 per
-  /// element. Out-of-row elements are loaded from a clamped address and
-  /// masked out of reductions and stores.
-  SmallVector<Value> valid;
-  DenseMap<Value, Value> cache;
-};
-
-class KernelLowering {
-public:
-  KernelLowering(KernelOp kernel, const Schedule &schedule, bool vectorized,
-                 bool hardwareFp8, OpBuilder &builder)
-      : kernel(kernel), chains(kernel), sched(schedule), vectorized(vectorized),
-        hardwareFp8(hardwareFp8), b(builder), loc(kernel.getLoc()) {
-    kernel.walk([&](RopeOp) { hasRope = true; });
-    bool inPlace = false;
-    for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
-      inPlace |= kernel.getInPlaceArgument(r).has_value();
-    inPlaceRope = hasRope && inPlace;
-  }
-
-  LogicalResult emit(StringRef name);
-
-private:
-  // Constants and small helpers.
-  Value i64c(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); }
-  Value f32c(double v) {
-    return arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
-                                          APFloat((float)v));
-  }
-  Value idxToI64(Value v) {
-    return arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
-  Value rem(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
-  Value minI(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
-  Value lt(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
-  }
-  Value andI(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
-  Value select(Value c, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, c, x, y);
-  }
-  VectorType vecOf(Type element) {
-    return VectorType::get({sched.chunk}, element);
-  }
-  Value splat(Value scalar) {
-    return vector::BroadcastOp::create(b, loc, vecOf(scalar.getType()), scalar);
-  }
-  Value gep(Value base, Type element, Value offset) {
-    return LLVM::GEPOp::create(b, loc, base.getType(), element, base,
-                               ValueRange{offset});
-  }
-
-  // Kernel structure.
-  LogicalResult checkSupported();
-  void bindParameters(gpu::GPUFuncOp func);
-  LogicalResult emitChain(unsigned chainIndex, Value localCta);
-
-  // Per-row state.
-  Value rowOffset(Value tensor, BroadcastKind kind);
-  SmallVector<Value> stridesOf(Value tensor);
-  void evaluateReadyScalars(const Chain &chain);
-  void emitReciprocals(const Chain &chain);
-  Value exp2Approx(Value x);
-  Value scalarOf(Value v);
-
-  // Chunk evaluation.
-  Value evaluate(Value v, Chunk &chunk);
-  Value loadRow(Value ptr, Type element, Value rowOff, Chunk &chunk,
-                bool invariant);
-  Value evaluateRope(RopeOp rope, Chunk &chunk);
-  Value emitElementwise(Operation *op, ArrayRef<Value> operands);
-  Value toF32(Value v);
-  Value fromF32(Value v, Type element);
-  Value mapScalars(Value v, function_ref<Value(Value)> fn);
-  Value sqrtRn(Value x);
-  Value rsqrtRefined(Value x);
-  Value callF32(StringRef intrinsic, Value e);
-  Chunk makeChunk(Value chunkIndex, Value numChunks);
-  Chunk makeShiftedChunk(Chunk &of, function_ref<Value(Value)> index);
-
-  // Reductions and stores.
-  Value reduceChunk(ReduceOp op, Chunk &chunk);
-  Value combine(ReduceKind kind, Value x, Value y);
-  Value allReduce(Value partial, ReduceKind kind, unsigned slot);
-  void storeRow(unsigned result, Value value, Chunk &chunk);
-  void storePerRowValues(ArrayRef<std::pair<unsigned, Value>> outputs);
-  /// The chain's [B, S] results and the per-row values they store.
-  SmallVector<std::pair<unsigned, Value>> perRowOutputs;
-
-  // Recomputing from narrow values after the reduction (maybeRematerialize).
-  unsigned liveBits(Chunk &chunk, ArrayRef<Value> needed, bool keepAll);
-  void maybeRematerialize(MutableArrayRef<Chunk> chunks,
-                          ArrayRef<Value> needed);
-  Value opaque(Value v, Value zero);
-  unsigned chainIndex = 0;
-
-  KernelOp kernel;
-  ChainAnalysis chains;
-  Schedule sched;
-  bool vectorized;
-  /// The target converts f32 pairs to fp8 in one instruction (sm_90 on).
-  bool hardwareFp8;
-  /// The kernel applies rotary embedding; and also writes a result in place
-  /// (partners are then read where other chunks store).
-  bool hasRope = false, inPlaceRope = false;
-  OpBuilder &b;
-  Location loc;
-
-  // Parameters.
-  DenseMap<unsigned, Value> argValue; // pointer or scalar
-  DenseMap<unsigned, Value> resultPtr;
-  DenseMap<unsigned, SmallVector<Value>> argStrides, resultStrides;
-  DenseMap<unsigned, Value> cacheRows;
-  SmallVector<Value> chainRows, chainS, chainF;
-  Value rowLength;
-  Value workgroup; // f32 scratch for cross-warp reductions, or null
-
-  // Thread coordinates.
-  Value lane, rowInCta, warpInRow, laneInWarp;
-
-  // Row state, reset per row.
-  Value rowB, rowS, rowFrame, rowValid;
-  DenseMap<Value, Value> scalars;
-  DenseMap<Value, Value> rowOffsets;
-  DenseMap<Operation *, Value> selectTaken;
-  DenseMap<Operation *, std::pair<Value, Value>> ropePosition;
-  /// Per `nf.div` of a row by a per-row scalar s: (k, 1/(s*k)), the row's
-  /// quotient being (x*k) * (1/(s*k)), k null for 1; see emitReciprocals.
-  DenseMap<Operation *, std::pair<Value, Value>> reciprocals;
-  unsigned reductionSlot = 0;
-
-  /// The row state of one of a thread's rows while another is emitted.
-  struct RowState {
-    Value rowB, rowS, rowFrame, rowValid;
-    DenseMap<Value, Value> scalars, rowOffsets;
-    DenseMap<Operation *, Value> selectTaken;
-    DenseMap<Operation *, std::pair<Value, Value>> ropePosition;
-    DenseMap<Operation *, std::pair<Value, Value>> reciprocals;
-  };
-  void swapRow(RowState &other) {
-    std::swap(rowB, other.rowB);
-    std::swap(rowS, other.rowS);
-    std::swap(rowFrame, other.rowFrame);
-    std::swap(rowValid, other.rowValid);
-    std::swap(scalars, other.scalars);
-    std::swap(rowOffsets, other.rowOffsets);
-    std::swap(selectTaken, other.selectTaken);
-    std::swap(ropePosition, other.ropePosition);
-    std::swap(reciprocals, other.reciprocals);
-  }
-  void setUpRow(unsigned chainIndex, Value row);
-
-  /// Reduces, computes and stores the current row from `chunks`.
-  void emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
-               ArrayRef<ReduceOp> reductions,
-               ArrayRef<std::pair<unsigned, Value>> outputs);
-
-  /// Emits the streaming passes of the thread's rows.
-  void emitStreamedRows(unsigned chainIndex, int64_t group,
-                        MutableArrayRef<RowState> rowStates,
-                        ArrayRef<ReduceOp> reductions,
-                        ArrayRef<std::pair<unsigned, Value>> outputs,
-                        Value numChunks);
-  scf::ForOp
-  chunkLoop(Value numChunks, ValueRange init,
-            function_ref<SmallVector<Value>(Chunk &, ValueRange)> body);
-};
-
-} // namespace
+using namespace mlir::nf::lowering;
 
 //===----------------------------------------------------------------------===//
 // Kernel structure
@@ -247,7 +67,7 @@ LogicalResult KernelLowering::checkSupported() {
         "writes in place and applies rotary embedding, which needs the "
         "register-resident schedule: fix D (nf-compile --dim D=<n>) so the "
         "row fits in registers");
-  return success();
+  return checkGroups();
 }
 
 void KernelLowering::bindParameters(gpu::GPUFuncOp func) {
@@ -307,7 +127,8 @@ LogicalResult KernelLowering::emit(StringRef name) {
   for (const Chain &chain : chains.getChains())
     maxReductions = std::max<unsigned>(
         maxReductions, llvm::count_if(chain.ops, [](Operation *op) {
-          return isa<ReduceOp>(op);
+          auto reduce = dyn_cast<ReduceOp>(op);
+          return reduce && !reduce.getGroup();
         }));
   int64_t warpsPerRow = sched.threadsPerRow / 32;
   SmallVector<Type> workgroupTypes;
@@ -346,6 +167,8 @@ LogicalResult KernelLowering::emit(StringRef name) {
   rowInCta = div(tid, threads);
   warpInRow = div(lane, i64c(32));
   laneInWarp = rem(lane, i64c(32));
+  warpLane =
+      arith::TruncIOp::create(b, loc, b.getI32Type(), rem(tid, i64c(32)));
 
   // Chains own consecutive CTA ranges, so each CTA runs one chain and its
   // barriers are uniform.
@@ -430,7 +253,7 @@ void KernelLowering::evaluateReadyScalars(const Chain &chain) {
 /// in magnitude, or NaN: a constant, or the NaN-propagating maximum of a
 /// value and such a constant (a quantization scale's lower bound). Its
 /// reciprocal is then finite, so the row needs no scaling.
-static bool isNormalOrNaN(Value v) {
+bool mlir::nf::lowering::isNormalOrNaN(Value v) {
   auto isNormalConstant = [](Value c) {
     auto constant = c.getDefiningOp<ConstantOp>();
     if (!constant)
@@ -601,10 +424,12 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
   }
   swapRow(rowStates[0]);
 
+  // Reductions over the row; group reductions are evaluated per chunk.
   SmallVector<ReduceOp> reductions;
   for (Operation *op : chain.ops)
     if (auto reduce = dyn_cast<ReduceOp>(op))
-      reductions.push_back(reduce);
+      if (!reduce.getGroup())
+        reductions.push_back(reduce);
 
   int64_t C = sched.chunk;
   Value numChunks =
@@ -617,7 +442,7 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
   perRowOutputs.clear();
   for (unsigned r : chain.results) {
     Value value = ret->getOperand(r);
-    (isa<RowType>(value.getType()) ? outputs : perRowOutputs)
+    (isa<RowType, GroupType>(value.getType()) ? outputs : perRowOutputs)
         .push_back({r, value});
   }
 
@@ -706,7 +531,7 @@ void KernelLowering::emitStreamedRows(
     storePerRowValues(perRowOutputs);
     chunkLoop(numChunks, {}, [&](Chunk &chunk, ValueRange) {
       for (auto &[r, value] : outputs)
-        storeRow(r, evaluate(value, chunk), chunk);
+        storeOutput(r, value, chunk);
       return SmallVector<Value>{};
     });
     if (g > 0)
@@ -740,15 +565,21 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
     }
     for (Chunk &chunk : chunks)
       for (auto &[r, value] : outputs)
-        storeRow(r, evaluate(value, chunk), chunk);
+        storeOutput(r, value, chunk);
     return;
   }
   // The whole row is computed before any of it is stored: an in-place
   // result may overwrite what another chunk still reads (a rotary partner).
+  // (Group values are computed here too, into the chunks' caches.)
   SmallVector<SmallVector<Value>> values(chunks.size());
   for (auto [k, chunk] : llvm::enumerate(chunks))
     for (auto &[r, value] : outputs)
-      values[k].push_back(evaluate(value, chunk));
+      values[k].push_back(
+          isa<GroupType>(value.getType()) ? Value() : evaluate(value, chunk));
+  for (Chunk &chunk : chunks)
+    for (auto &[r, value] : outputs)
+      if (isa<GroupType>(value.getType()))
+        evaluateGroup(value, chunk);
   bool needsBarrier =
       hasRope && llvm::any_of(outputs, [&](auto &output) {
         return kernel.getInPlaceArgument(output.first).has_value();
@@ -757,7 +588,10 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
     gpu::BarrierOp::create(b, loc);
   for (auto [k, chunk] : llvm::enumerate(chunks))
     for (auto [o, output] : llvm::enumerate(outputs))
-      storeRow(output.first, values[k][o], chunk);
+      if (values[k][o])
+        storeRow(output.first, values[k][o], chunk);
+      else
+        storeOutput(output.first, output.second, chunk);
 }
 
 /// Whether `v` (cached as `value`), computed before the reduction, stays in
@@ -929,6 +763,8 @@ Value KernelLowering::loadRow(Value ptr, Type element, Value rowOff,
 }
 
 Value KernelLowering::evaluate(Value v, Chunk &chunk) {
+  if (auto group = dyn_cast<GroupType>(v.getType()))
+    return expandGroup(evaluateGroup(v, chunk), group.getSize());
   if (!isa<RowType>(v.getType()))
     return splat(scalarOf(v));
   auto cached = chunk.cache.find(v);
@@ -981,6 +817,9 @@ Value KernelLowering::evaluate(Value v, Chunk &chunk) {
           })
           .Case([&](RopeOp rope) -> Value { return evaluateRope(rope, chunk); })
           .Default([&](Operation *op) -> Value {
+            auto div = dyn_cast<DivOp>(op);
+            if (div && isa<GroupType>(div.getRhs().getType()))
+              return divideByGroup(div, chunk);
             auto reciprocal = reciprocals.find(op);
             if (reciprocal != reciprocals.end()) {
               auto [k, r] = reciprocal->second;

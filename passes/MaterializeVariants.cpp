@@ -100,7 +100,14 @@ struct NfMaterializeVariantsPass
         return kernel.emitOpError("schedule holds ")
                << s.capacity()
                << " elements per row, fewer than D = " << *staticD;
-      if (canVectorize(kernel, s.chunk))
+      // A group reduction spans G / chunk lanes: at most a warp, and
+      // threads of the row (the lowering reduces it with shuffles).
+      auto groupsFit = [&](const Schedule &v) {
+        int64_t lanes = getGroupLanes(kernel, v.chunk);
+        return lanes <= 32 && lanes <= v.threadsPerRow;
+      };
+      bool groups = getGroupLanes(kernel, 1) > 1;
+      if (canVectorize(kernel, s.chunk) && groupsFit(s))
         vectorized.push_back({s, true, guard(s)});
       // Rows whose length is a multiple of half a chunk only (D = 100 in
       // bf16): 8-byte accesses, twice the chunks per thread, the same
@@ -112,13 +119,19 @@ struct NfMaterializeVariantsPass
         Schedule half = s;
         half.chunk /= 2;
         half.chunksPerThread *= 2;
-        vectorized.push_back({half, true, guard(half)});
+        if (groupsFit(half))
+          vectorized.push_back({half, true, guard(half)});
       }
-      // The general variant: the same threads, one element per access.
+      // The general variant: the same threads, one element per access. With
+      // group reductions a thread keeps chunks of consecutive elements
+      // (loaded one by one), so that a group spans as few lanes as in the
+      // vectorized variant.
       Schedule g = s;
-      g.chunksPerThread *= g.chunk;
-      g.chunk = 1;
-      if (g.chunksPerThread > kMaxGeneralElements && !needsWholeRow)
+      if (!groups) {
+        g.chunksPerThread *= g.chunk;
+        g.chunk = 1;
+      }
+      if (g.chunksPerThread * g.chunk > kMaxGeneralElements && !needsWholeRow)
         g.chunksPerThread = 0;
       if (needsWholeRow && !g.isRegisterResident())
         return kernel.emitOpError(

@@ -103,6 +103,15 @@ std::optional<int64_t> mlir::nf::getStaticRowLength(KernelOp kernel) {
   return length;
 }
 
+int64_t mlir::nf::getGroupLanes(KernelOp kernel, int64_t chunk) {
+  int64_t lanes = 1;
+  kernel.walk([&](ReduceOp reduce) {
+    if (std::optional<uint64_t> group = reduce.getGroup())
+      lanes = std::max<int64_t>(lanes, (int64_t)*group / chunk);
+  });
+  return lanes;
+}
+
 /// The most threads a register-resident row gets by default: a CTA of 1024
 /// threads leaves each at most 64 registers, too few for 4 chunks of row
 /// and their operands (ptxas spilled 56 to 180 bytes at D = 24576 and
@@ -207,6 +216,11 @@ struct NfSelectSchedulePass
                (int64_t)llvm::divideCeil(vectors, s.threadsPerRow) > maxChunks)
           s.threadsPerRow *= 2;
       }
+      // A group of G elements is reduced across the G / chunk lanes that
+      // hold it, which must be threads of the row.
+      if (threadsPerRow == 0)
+        s.threadsPerRow =
+            std::max(s.threadsPerRow, getGroupLanes(kernel, s.chunk));
       s.chunksPerThread = llvm::divideCeil(vectors, s.threadsPerRow);
       // Too long a row for one CTA's registers: stream it (sharing it among
       // the CTAs of a cluster measured slower, docs/Rationale.md).

@@ -67,6 +67,11 @@ bool isDroppableVariant(KernelOp kernel, VariantAttr variant);
 /// `kernel` load or store.
 int64_t computeChunkElements(KernelOp kernel);
 
+/// The fewest threads a row needs so that every group reduction of `kernel`
+/// (`nf.reduce ... group G`) spans at most that many chunks of `chunk`
+/// elements: 1 without group reductions.
+int64_t getGroupLanes(KernelOp kernel, int64_t chunk);
+
 /// The static row length of the kernel, if every chain's D is static and
 /// they agree.
 std::optional<int64_t> getStaticRowLength(KernelOp kernel);

@@ -8,7 +8,8 @@ and the rounding in PyTorch).
                                               layernorm_modulate_quant_fp8.nfa)
 
 Every D of a sweep from 128 to 16384 (multiples of the 16-byte chunk, of half
-of it, and neither), in three layouts (contiguous; every base pointer one
+of it, and neither; for the per-group example the multiples of 128, the
+others must be refused with an error), in three layouts (contiguous; every base pointer one
 element off; rows padded by 8 elements), about 2^20 elements per launch.
 Passes when no quantized element is more than one step from the reference,
 at most 0.1% are one step off (the count is printed: values within f32
@@ -63,7 +64,7 @@ def check_case(name, kernel, D, layout, seed, totals):
             if not mismatch_ok(far, differ, numel):
                 failures.append(f"result {i}: {far} elements more than one "
                                 f"step off, {differ} of {numel} differ")
-        elif g.dim() == 2:  # the per-token scales
+        elif g.dtype == torch.float32:  # per-token or per-group scales
             err = max_relative_error(g, r)
             totals["scale_err"] = max(totals["scale_err"], err)
             if not err <= 1e-5:
@@ -76,6 +77,22 @@ def check_case(name, kernel, D, layout, seed, totals):
         print(f"FAIL {label}: {f}")
     totals["launches"] += 1
     totals["failed"] += bool(failures)
+
+
+def check_refused(name, kernel, D):
+    """1 when a call with D not a multiple of the group size raises an error
+    naming the group size (and launches nothing), else 0 with a FAIL line."""
+    inputs, _, _ = quant_cases.functions(name)
+    gen = torch.Generator(device="cuda").manual_seed(D)
+    try:
+        kernel(*inputs(64, D, gen, "cuda"))
+    except Exception as e:  # the runtime's error, through the op
+        if "group" in str(e):
+            return 1
+        print(f"FAIL {name} D={D}: unexpected error: {e}")
+        return 0
+    print(f"FAIL {name} D={D}: launched with D not a multiple of the group")
+    return 0
 
 
 def check_dequantize(path):
@@ -104,12 +121,17 @@ def check_dequantize(path):
 
 def main():
     directory = Path(sys.argv[1])
-    totals = dict(launches=0, failed=0, differ=0, elements=0, scale_err=0.0)
+    totals = dict(launches=0, failed=0, differ=0, elements=0, scale_err=0.0,
+                  refused=0)
     for name in quant_cases.NAMES:
         mod = normfuse.load(directory / f"{name}.nfa", prefix="q_" + name)
         kernel = getattr(mod, name)
         before = dict(totals)
+        group = quant_cases.GROUP if name.endswith("_group128") else 1
         for n, D in enumerate(D_SWEEP):
+            if D % group:
+                totals["refused"] += check_refused(name, kernel, D)
+                continue
             for layout in LAYOUTS:
                 check_case(name, kernel, D, layout, n, totals)
         print(f"{name}: {totals['launches'] - before['launches']} launches, "
@@ -120,7 +142,9 @@ def main():
         torch.cuda.synchronize()
     print(f"quant: {totals['launches']} launches, {totals['failed']} failed; "
           f"{totals['differ']} of {totals['elements']} quantized elements one "
-          f"step off; largest scale error {totals['scale_err']:.2g}")
+          f"step off; largest scale error {totals['scale_err']:.2g}; "
+          f"{totals['refused']} calls with D not a multiple of the group "
+          "refused with an error")
     failed = totals["failed"]
     if (directory / "dequantize.nfa").exists():
         failed += check_dequantize(directory / "dequantize.nfa")

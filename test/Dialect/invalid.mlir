@@ -73,11 +73,6 @@ module attributes {v = #nf.variant<name = "v", vectorized = true, max_d = 1024, 
 
 // -----
 
-// expected-error@+1 {{general variant 'g' must have chunk 1, found 8}}
-module attributes {v = #nf.variant<name = "g", vectorized = false, max_d = 0, schedule = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>>} {}
-
-// -----
-
 //===----------------------------------------------------------------------===//
 // nf.load and broadcast kinds
 //===----------------------------------------------------------------------===//

@@ -204,6 +204,12 @@
 // RQF-NEXT: @rmsnorm_quant_fp8 result #1 f32 2x8: rel_error {{.*}} <= 1e-05 ok
 // RQF-NOT: result
 
+// RUN: nf-interp --check-decompose --dims=B=2,S=3,D=384 %examples/rmsnorm_quant_fp8_group128.mlir \
+// RUN:   | FileCheck %s --check-prefix=RQG
+// RQG: @rmsnorm_quant_fp8_group128 result #0 f8E4M3FN 2x3x384: rel_error {{.*}} <= 1e-02 ok
+// RQG-NEXT: @rmsnorm_quant_fp8_group128 result #1 f32 2x3x3: rel_error {{.*}} <= 1e-05 ok
+// RQG-NOT: result
+
 // RUN: nf-interp --check-decompose --dims=B=3,S=5,D=7 --seed=2 %examples/fused_add_rmsnorm_quant_i8.mlir \
 // RUN:   | FileCheck %s --check-prefix=FARQ
 // FARQ: @fused_add_rmsnorm_quant_i8 result #0 i8 3x5x7: rel_error {{.*}} <= 1e-02 ok

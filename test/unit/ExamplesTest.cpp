@@ -576,6 +576,30 @@ const std::vector<ExampleCase> kExamples = {
          }
        return std::vector<HostTensor>{q, scale};
      }},
+    {"rmsnorm_quant_fp8_group128",
+     {2, 3, 384},
+     {{"x", "B S D"}, {"weight", "D"}},
+     [](const Tensors &in, const Sizes &z) {
+       HostTensor q(ElementKind::F8E4M3FN, {z.B, z.S, z.D});
+       HostTensor scale(ElementKind::F32, {z.B, z.S, z.D / 128});
+       for (int64_t b = 0; b < z.B; ++b)
+         for (int64_t s = 0; s < z.S; ++s) {
+           std::vector<double> n = rmsNorm(rowOf(in.at("x"), b, s, z.D));
+           for (int64_t d = 0; d < z.D; ++d)
+             n[d] = f32(n[d] * at(in.at("weight"), {d}));
+           // Each block of 128 is quantized as a row of its own.
+           for (int64_t g = 0; g < z.D / 128; ++g) {
+             std::vector<double> block(n.begin() + g * 128,
+                                       n.begin() + (g + 1) * 128),
+                 row;
+             at(scale, {b, s, g}) =
+                 quantizeRow(block, 448.0, 4.35965e-06f, row, toE4M3);
+             for (int64_t d = 0; d < 128; ++d)
+               at(q, {b, s, g * 128 + d}) = row[d];
+           }
+         }
+       return std::vector<HostTensor>{q, scale};
+     }},
     {"fused_add_rmsnorm_quant_i8",
      {2, 3, 40},
      {{"x", "B S D"}, {"residual", "B S D"}, {"weight", "D"}},

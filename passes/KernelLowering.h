@@ -1,0 +1,224 @@
+//===- KernelLowering.h - the state of -nf-lower-to-gpu --------*- C++ -*-===//
+//
+// Part of normfuse. The class that lowers one variant of one nf.kernel to a
+// gpu.func, shared by the files that implement it: LowerToGPU.cpp (the
+// kernel, rows, chunks, reductions over the row, stores) and
+// GroupReductions.cpp (group values). Not a public interface.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NF_PASSES_KERNELLOWERING_H
+#define NF_PASSES_KERNELLOWERING_H
+
+#include "dialect/Chains.h"
+#include "passes/Schedule.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::nf::lowering {
+
+/// Elements of a row that one evaluation covers.
+struct Chunk {
+  /// Index of the first element (vectorized variant; always in bounds).
+  Value base;
+  /// General variant: the index of each element, clamped into [0, D).
+  SmallVector<Value> elements;
+  /// Vectorized: i1, the chunk is part of the row. General: one i1 per
+  /// element. Out-of-row elements are loaded from a clamped address and
+  /// masked out of reductions and stores.
+  SmallVector<Value> valid;
+  DenseMap<Value, Value> cache;
+  /// Group values: the chunk's max(1, chunk / G) values (GroupReductions.cpp).
+  DenseMap<Value, SmallVector<Value>> groups;
+};
+
+class KernelLowering {
+public:
+  KernelLowering(KernelOp kernel, const Schedule &schedule, bool vectorized,
+                 bool hardwareFp8, OpBuilder &builder)
+      : kernel(kernel), chains(kernel), sched(schedule), vectorized(vectorized),
+        hardwareFp8(hardwareFp8), b(builder), loc(kernel.getLoc()) {
+    kernel.walk([&](RopeOp) { hasRope = true; });
+    bool inPlace = false;
+    for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
+      inPlace |= kernel.getInPlaceArgument(r).has_value();
+    inPlaceRope = hasRope && inPlace;
+  }
+
+  LogicalResult emit(StringRef name);
+
+private:
+  // Constants and small helpers.
+  Value i64c(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); }
+  Value f32c(double v) {
+    return arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                          APFloat((float)v));
+  }
+  Value idxToI64(Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+  Value rem(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+  Value minI(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
+  }
+  Value andI(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  VectorType vecOf(Type element) {
+    return VectorType::get({sched.chunk}, element);
+  }
+  Value splat(Value scalar) {
+    return vector::BroadcastOp::create(b, loc, vecOf(scalar.getType()), scalar);
+  }
+  Value gep(Value base, Type element, Value offset) {
+    return LLVM::GEPOp::create(b, loc, base.getType(), element, base,
+                               ValueRange{offset});
+  }
+
+  // Kernel structure.
+  LogicalResult checkSupported();
+  void bindParameters(gpu::GPUFuncOp func);
+  LogicalResult emitChain(unsigned chainIndex, Value localCta);
+
+  // Per-row state.
+  Value rowOffset(Value tensor, BroadcastKind kind);
+  SmallVector<Value> stridesOf(Value tensor);
+  void evaluateReadyScalars(const Chain &chain);
+  void emitReciprocals(const Chain &chain);
+  Value exp2Approx(Value x);
+  Value scalarOf(Value v);
+
+  // Chunk evaluation.
+  Value evaluate(Value v, Chunk &chunk);
+  Value loadRow(Value ptr, Type element, Value rowOff, Chunk &chunk,
+                bool invariant);
+  Value evaluateRope(RopeOp rope, Chunk &chunk);
+  Value emitElementwise(Operation *op, ArrayRef<Value> operands);
+  Value toF32(Value v);
+  Value fromF32(Value v, Type element);
+  Value mapScalars(Value v, function_ref<Value(Value)> fn);
+  Value sqrtRn(Value x);
+  Value rsqrtRefined(Value x);
+  Value callF32(StringRef intrinsic, Value e);
+  Chunk makeChunk(Value chunkIndex, Value numChunks);
+  Chunk makeShiftedChunk(Chunk &of, function_ref<Value(Value)> index);
+
+  // Reductions and stores.
+  Value reduceChunk(ReduceOp op, Chunk &chunk);
+  Value combine(ReduceKind kind, Value x, Value y);
+  Value allReduce(Value partial, ReduceKind kind, unsigned slot);
+  void storeRow(unsigned result, Value value, Chunk &chunk);
+  void storePerRowValues(ArrayRef<std::pair<unsigned, Value>> outputs);
+  /// The chain's [B, S] results and the per-row values they store.
+  SmallVector<std::pair<unsigned, Value>> perRowOutputs;
+
+  // Group values (GroupReductions.cpp).
+  LogicalResult checkGroups();
+  SmallVector<Value> evaluateGroup(Value v, Chunk &chunk);
+  Value expandGroup(ArrayRef<Value> values, int64_t group);
+  SmallVector<Value> reduceGroups(ReduceOp op, Chunk &chunk);
+  Value segmentReduce(Value partial, ReduceKind kind, int64_t lanes);
+  Value divideByGroup(DivOp op, Chunk &chunk);
+  void storeGroups(unsigned result, ArrayRef<Value> values, int64_t group,
+                   Chunk &chunk);
+  /// Stores result `result`, a row or group value, from `chunk`.
+  void storeOutput(unsigned result, Value value, Chunk &chunk);
+
+  // Recomputing from narrow values after the reduction (maybeRematerialize).
+  unsigned liveBits(Chunk &chunk, ArrayRef<Value> needed, bool keepAll);
+  void maybeRematerialize(MutableArrayRef<Chunk> chunks,
+                          ArrayRef<Value> needed);
+  Value opaque(Value v, Value zero);
+  unsigned chainIndex = 0;
+
+  KernelOp kernel;
+  ChainAnalysis chains;
+  Schedule sched;
+  bool vectorized;
+  /// The target converts f32 pairs to fp8 in one instruction (sm_90 on).
+  bool hardwareFp8;
+  /// The kernel applies rotary embedding; and also writes a result in place
+  /// (partners are then read where other chunks store).
+  bool hasRope = false, inPlaceRope = false;
+  OpBuilder &b;
+  Location loc;
+
+  // Parameters.
+  DenseMap<unsigned, Value> argValue; // pointer or scalar
+  DenseMap<unsigned, Value> resultPtr;
+  DenseMap<unsigned, SmallVector<Value>> argStrides, resultStrides;
+  DenseMap<unsigned, Value> cacheRows;
+  SmallVector<Value> chainRows, chainS, chainF;
+  Value rowLength;
+  Value workgroup; // f32 scratch for cross-warp reductions, or null
+
+  // Thread coordinates. `lane` is the thread's index among its row's
+  // threads; `warpLane` (i32) its lane in the hardware warp.
+  Value lane, rowInCta, warpInRow, laneInWarp, warpLane;
+
+  // Row state, reset per row.
+  Value rowB, rowS, rowFrame, rowValid;
+  DenseMap<Value, Value> scalars;
+  DenseMap<Value, Value> rowOffsets;
+  DenseMap<Operation *, Value> selectTaken;
+  DenseMap<Operation *, std::pair<Value, Value>> ropePosition;
+  /// Per `nf.div` of a row by a per-row scalar s: (k, 1/(s*k)), the row's
+  /// quotient being (x*k) * (1/(s*k)), k null for 1; see emitReciprocals.
+  DenseMap<Operation *, std::pair<Value, Value>> reciprocals;
+  unsigned reductionSlot = 0;
+
+  /// The row state of one of a thread's rows while another is emitted.
+  struct RowState {
+    Value rowB, rowS, rowFrame, rowValid;
+    DenseMap<Value, Value> scalars, rowOffsets;
+    DenseMap<Operation *, Value> selectTaken;
+    DenseMap<Operation *, std::pair<Value, Value>> ropePosition;
+    DenseMap<Operation *, std::pair<Value, Value>> reciprocals;
+  };
+  void swapRow(RowState &other) {
+    std::swap(rowB, other.rowB);
+    std::swap(rowS, other.rowS);
+    std::swap(rowFrame, other.rowFrame);
+    std::swap(rowValid, other.rowValid);
+    std::swap(scalars, other.scalars);
+    std::swap(rowOffsets, other.rowOffsets);
+    std::swap(selectTaken, other.selectTaken);
+    std::swap(ropePosition, other.ropePosition);
+    std::swap(reciprocals, other.reciprocals);
+  }
+  void setUpRow(unsigned chainIndex, Value row);
+
+  /// Reduces, computes and stores the current row from `chunks`.
+  void emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
+               ArrayRef<ReduceOp> reductions,
+               ArrayRef<std::pair<unsigned, Value>> outputs);
+
+  /// Emits the streaming passes of the thread's rows.
+  void emitStreamedRows(unsigned chainIndex, int64_t group,
+                        MutableArrayRef<RowState> rowStates,
+                        ArrayRef<ReduceOp> reductions,
+                        ArrayRef<std::pair<unsigned, Value>> outputs,
+                        Value numChunks);
+  scf::ForOp
+  chunkLoop(Value numChunks, ValueRange init,
+            function_ref<SmallVector<Value>(Chunk &, ValueRange)> body);
+};
+
+/// Whether a per-row scalar or group value is known to be at least the
+/// smallest normal f32 in magnitude, or NaN (its reciprocal is finite).
+bool isNormalOrNaN(Value v);
+
+} // namespace mlir::nf::lowering
+
+#endif // NF_PASSES_KERNELLOWERING_H
