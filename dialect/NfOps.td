@@ -242,8 +242,9 @@ def Nf_AddOp : Nf_BinaryOp<"add", "addition">;
 def Nf_SubOp : Nf_BinaryOp<"sub", "subtraction">;
 def Nf_MulOp : Nf_BinaryOp<"mul", "multiplication">;
 def Nf_DivOp : Nf_BinaryOp<"div", "division", [{, except that
-    a row divided by a per-row scalar `s` is multiplied by the correctly
-    rounded `1/s`, computed once per row (one extra rounding: at most 1.5 ulp
+    a row divided by a per-row scalar or a group value `s` is multiplied by
+    the correctly rounded `1/s`, computed once per row or group (one extra
+    rounding: at most 1.5 ulp
     in f32 where the division has 0.5; a subnormal `s`, whose reciprocal
     would overflow, is scaled by 2^64 together with the row, so no finite
     quotient becomes infinite)}]>;

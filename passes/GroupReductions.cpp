@@ -114,15 +114,17 @@ SmallVector<Value> KernelLowering::reduceGroups(ReduceOp op, Chunk &chunk) {
   SmallVector<Value> values;
   int64_t width = std::min(g, c);
   for (int64_t j = 0; j < c / width; ++j) {
-    Value part = width == 1
-                     ? vector::ExtractOp::create(b, loc, v, j).getResult()
-                     : vector::ReductionOp::create(
-                           b, loc, combining,
-                           vector::ExtractStridedSliceOp::create(
-                               b, loc, v, ArrayRef<int64_t>{j * width},
-                               ArrayRef<int64_t>{width}, ArrayRef<int64_t>{1}))
-                           .getResult();
-    values.push_back(part);
+    if (width == 1) {
+      values.push_back(vector::ExtractOp::create(b, loc, v, j));
+      continue;
+    }
+    Value slice = width == c
+                      ? v
+                      : vector::ExtractStridedSliceOp::create(
+                            b, loc, v, ArrayRef<int64_t>{j * width},
+                            ArrayRef<int64_t>{width}, ArrayRef<int64_t>{1});
+    values.push_back(
+        vector::ReductionOp::create(b, loc, combining, slice).getResult());
   }
   if (g > c)
     values.front() = segmentReduce(values.front(), kind, g / c);

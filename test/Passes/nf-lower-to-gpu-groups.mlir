@@ -1,0 +1,61 @@
+// RUN: nf-opt %s -nf-materialize-variants -nf-lower-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
+
+// Group reductions (passes/GroupReductions.cpp). Groups of 32 f32 elements
+// over chunks of 4 span 8 lanes: each chunk is reduced, then combined over
+// its group's lanes by a butterfly (offsets 4, 2, 1) whose member mask is
+// those 8 lanes of the warp (0xff shifted to the group's first lane); the
+// scale's reciprocal is taken once per chunk and the group value stored by
+// the group's first lane, at element base / 32 of the [B, S, D / 32] result.
+// CHECK-LABEL: gpu.func @groups_v0_warp32x2(
+// CHECK: %[[LANE:.*]] = arith.trunci %{{.*}} : i64 to i32
+// CHECK: vector.reduction <maximumf>, %{{.*}} : vector<4xf32> into f32
+// CHECK: %[[FIRST:.*]] = arith.andi %[[LANE]], %{{.*}} : i32
+// CHECK: %[[MASK:.*]] = arith.shli %{{.*}}, %[[FIRST]] : i32
+// CHECK: nvvm.shfl.sync  bfly %[[MASK]], %{{.*}}, %{{.*}}, %{{.*}} : f32 -> f32
+// CHECK: nvvm.shfl.sync  bfly %[[MASK]]
+// CHECK: nvvm.shfl.sync  bfly %[[MASK]]
+// CHECK-NOT: nvvm.shfl.sync
+// CHECK: llvm.call_intrinsic "llvm.nvvm.rcp.rn.f"
+// CHECK: arith.remui %{{.*}}, %{{.*}} : i64
+// CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
+// CHECK: gpu.return
+nf.kernel @groups(%x: tensor<?x?x?xf32>) -> (tensor<?x?x?xf32>, tensor<?x?x?xf32>)
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 4, chunks_per_thread = 2>]} {
+  %xf = nf.load %x [B, S, D] : tensor<?x?x?xf32>
+  %a = nf.abs %xf : !nf.row<f32>
+  %m = nf.reduce max %a group 32 : !nf.row<f32>
+  %c = nf.constant 1.0e-3 : f32
+  %s = nf.max %m, %c : !nf.group<f32, 32>, f32
+  %q = nf.div %xf, %s : !nf.row<f32>, !nf.group<f32, 32>
+  nf.return %q, %s : !nf.row<f32>, !nf.group<f32, 32>
+}
+
+// -----
+
+// Groups smaller than a chunk: two groups of 2 per chunk of 4, reduced in
+// the thread (no shuffle), each stored by the chunk that holds it.
+// CHECK-LABEL: gpu.func @small_groups_v0_warp32x1(
+// CHECK-NOT: nvvm.shfl.sync
+// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [2], strides = [1]} : vector<4xf32> to vector<2xf32>
+// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [2], sizes = [2], strides = [1]} : vector<4xf32> to vector<2xf32>
+// CHECK-NOT: nvvm.shfl.sync
+// CHECK: llvm.store %{{.*}} : f32, !llvm.ptr<1>
+// CHECK: llvm.store %{{.*}} : f32, !llvm.ptr<1>
+// CHECK: gpu.return
+nf.kernel @small_groups(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 4, chunks_per_thread = 1>]} {
+  %xf = nf.load %x [B, S, D] : tensor<?x?x?xf32>
+  %m = nf.reduce sum %xf group 2 : !nf.row<f32>
+  nf.return %m : !nf.group<f32, 2>
+}
+
+// -----
+
+// A schedule whose row has fewer threads than a group spans is refused.
+nf.kernel @too_few_lanes(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 4, chunks_per_thread = 4>]} {
+  %xf = nf.load %x [B, S, D] : tensor<?x?x?xf32>
+  // expected-error@+1 {{a group of 128 elements spans 32 chunks of 4 elements, more than the 16 threads of a row of this schedule; groups of at most 128 elements are supported here}}
+  %m = nf.reduce max %xf group 128 : !nf.row<f32>
+  nf.return %m : !nf.group<f32, 128>
+}
