@@ -327,7 +327,11 @@ std::string KernelEmitter::docstring() {
   for (auto [r, type] : llvm::enumerate(kernel.getResultTypes())) {
     if (r)
       doc += ", ";
-    doc += describeTensor(cast<RankedTensorType>(type), {"B", "S", "D"});
+    // A [B, S, D / G] result of group values.
+    auto group =
+        dyn_cast<GroupType>(kernel.getReturn()->getOperand(r).getType());
+    std::string last = group ? "D/" + std::to_string(group.getSize()) : "D";
+    doc += describeTensor(cast<RankedTensorType>(type), {"B", "S", last});
     if (std::optional<unsigned> arg = kernel.getInPlaceArgument(r))
       doc += " in place of " + argNames[*arg];
   }

@@ -82,6 +82,12 @@ def sizes_for(source):
              ("B=1,S=5,D=64,F=5,P=1", 0), ("B=4,S=3,D=33,F=1,P=9", 2)]
     if "nf.rope" not in source:  # a rope needs rotary_dim <= D
         cases.append(("B=1,S=1,D=1,F=1,P=1", 0))
+    # Group reductions need D a multiple of the group: one group, and three.
+    groups = [int(g) for g in re.findall(r"\bgroup (\d+)", source)]
+    if groups:
+        g = max(groups)
+        cases = [("B=2,S=6,D=%d,F=3,P=16" % g, 0),
+                 ("B=3,S=4,D=%d,F=2,P=40" % (3 * g), 7)]
     return cases
 
 
