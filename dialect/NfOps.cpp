@@ -290,8 +290,8 @@ LogicalResult KernelOp::verifyRegions() {
       return emitOpError("result #")
              << i
              << " must be a [B, S, D] tensor of f32, f16, bf16, f8E4M3FN, "
-                "f8E5M2 or i8, or a [B, S] tensor of f32 (one value per "
-                "row), found "
+                "f8E5M2 or i8, a [B, S] tensor of f32 (one value per row), or "
+                "a [B, S, D / G] tensor of f32 (one value per group), found "
              << type;
   }
 

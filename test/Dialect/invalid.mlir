@@ -746,7 +746,7 @@ nf.kernel @return_constant(%x: tensor<?x?x?xf32>) -> tensor<?x?xf32> {
 
 // -----
 
-// expected-error@+1 {{result #0 must be a [B, S, D] tensor of f32, f16, bf16, f8E4M3FN, f8E5M2 or i8, or a [B, S] tensor of f32 (one value per row), found 'tensor<?x?x?x?xf32>'}}
+// expected-error@+1 {{result #0 must be a [B, S, D] tensor of f32, f16, bf16, f8E4M3FN, f8E5M2 or i8, a [B, S] tensor of f32 (one value per row), or a [B, S, D / G] tensor of f32 (one value per group), found 'tensor<?x?x?x?xf32>'}}
 nf.kernel @result_rank(%x: tensor<?x?x?xf32>) -> tensor<?x?x?x?xf32> {
   %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
   nf.return %0 : !nf.row<f32>
@@ -755,7 +755,7 @@ nf.kernel @result_rank(%x: tensor<?x?x?xf32>) -> tensor<?x?x?x?xf32> {
 // -----
 
 // A per-row result holds f32 values.
-// expected-error@+1 {{result #0 must be a [B, S, D] tensor of f32, f16, bf16, f8E4M3FN, f8E5M2 or i8, or a [B, S] tensor of f32 (one value per row), found 'tensor<?x?xbf16>'}}
+// expected-error@+1 {{result #0 must be a [B, S, D] tensor of f32, f16, bf16, f8E4M3FN, f8E5M2 or i8, a [B, S] tensor of f32 (one value per row), or a [B, S, D / G] tensor of f32 (one value per group), found 'tensor<?x?xbf16>'}}
 nf.kernel @per_row_result_bf16(%x: tensor<?x?x?xf32>) -> tensor<?x?xbf16> {
   %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
   %1 = nf.reduce sum %0 : !nf.row<f32>
@@ -764,7 +764,7 @@ nf.kernel @per_row_result_bf16(%x: tensor<?x?x?xf32>) -> tensor<?x?xbf16> {
 
 // -----
 
-// expected-error@+1 {{result #0 must be a [B, S, D] tensor of f32, f16, bf16, f8E4M3FN, f8E5M2 or i8, or a [B, S] tensor of f32 (one value per row), found 'tensor<?x?x?xi32>'}}
+// expected-error@+1 {{result #0 must be a [B, S, D] tensor of f32, f16, bf16, f8E4M3FN, f8E5M2 or i8, a [B, S] tensor of f32 (one value per row), or a [B, S, D / G] tensor of f32 (one value per group), found 'tensor<?x?x?xi32>'}}
 nf.kernel @result_int(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xi32> {
   %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
   nf.return %0 : !nf.row<f32>
@@ -773,7 +773,7 @@ nf.kernel @result_int(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xi32> {
 // -----
 
 // A result that is not a tensor (nf.return used to crash on it).
-// expected-error@+1 {{result #0 must be a [B, S, D] tensor of f32, f16, bf16, f8E4M3FN, f8E5M2 or i8, or a [B, S] tensor of f32 (one value per row), found 'f32'}}
+// expected-error@+1 {{result #0 must be a [B, S, D] tensor of f32, f16, bf16, f8E4M3FN, f8E5M2 or i8, a [B, S] tensor of f32 (one value per row), or a [B, S, D / G] tensor of f32 (one value per group), found 'f32'}}
 nf.kernel @result_scalar(%x: tensor<?x?x?xf32>) -> f32 {
   %0 = nf.load %x [B, S, D] : tensor<?x?x?xf32>
   nf.return %0 : !nf.row<f32>
