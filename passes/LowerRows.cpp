@@ -1,0 +1,645 @@
+//===- LowerRows.cpp - rows in -nf-lower-to-gpu ---------------------------===//
+//
+// Part of normfuse. The rows of a chain: where each operand's row starts,
+// the per-row scalars and reciprocals, the register-resident and streamed
+// schedules' phases (reductions, then the epilogue), rematerialization
+// across the reduction, and the reductions over the row and the stores.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/KernelLowering.h"
+#include "passes/QuantizedCasts.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::lowering;
+
+//===----------------------------------------------------------------------===//
+// Rows
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> KernelLowering::stridesOf(Value tensor) {
+  return argStrides.lookup(cast<BlockArgument>(tensor).getArgNumber());
+}
+
+Value KernelLowering::rowOffset(Value tensor, BroadcastKind kind) {
+  auto it = rowOffsets.find(tensor);
+  if (it != rowOffsets.end())
+    return it->second;
+  SmallVector<Value> strides = stridesOf(tensor);
+  Value offset;
+  switch (kind) {
+  case BroadcastKind::One:
+  case BroadcastKind::D:
+    offset = i64c(0);
+    break;
+  case BroadcastKind::BD:
+  case BroadcastKind::B1D:
+    offset = mul(rowB, strides[0]);
+    break;
+  case BroadcastKind::BSD:
+    offset = add(mul(rowB, strides[0]), mul(rowS, strides[1]));
+    break;
+  case BroadcastKind::BF1D:
+    offset = add(mul(rowB, strides[0]), mul(rowFrame, strides[1]));
+    break;
+  }
+  rowOffsets[tensor] = offset;
+  return offset;
+}
+
+Value KernelLowering::scalarOf(Value v) {
+  auto it = scalars.find(v);
+  assert(it != scalars.end() && "per-row scalar used before it is computed");
+  return it->second;
+}
+
+void KernelLowering::evaluateReadyScalars(const Chain &chain) {
+  for (Operation *op : chain.ops) {
+    if (op->getNumResults() != 1 || isa<RowType>(op->getResult(0).getType()) ||
+        scalars.count(op->getResult(0)) || isa<ReduceOp>(op))
+      continue;
+    if (!llvm::all_of(op->getOperands(),
+                      [&](Value v) { return scalars.count(v) > 0; }))
+      continue;
+    SmallVector<Value> operands;
+    for (Value v : op->getOperands())
+      operands.push_back(scalarOf(v));
+    scalars[op->getResult(0)] = emitElementwise(op, operands);
+  }
+  emitReciprocals(chain);
+}
+
+/// Whether a per-row scalar is known to be at least the smallest normal f32
+/// in magnitude, or NaN: a constant, or the NaN-propagating maximum of a
+/// value and such a constant (a quantization scale's lower bound). Its
+/// reciprocal is then finite, so the row needs no scaling.
+bool mlir::nf::lowering::isNormalOrNaN(Value v) {
+  auto isNormalConstant = [](Value c) {
+    auto constant = c.getDefiningOp<ConstantOp>();
+    if (!constant)
+      return false;
+    auto value = dyn_cast<FloatAttr>(constant.getValue());
+    return value && std::fabs(value.getValueAsDouble()) >= 0x1p-126 &&
+           std::isfinite(value.getValueAsDouble());
+  };
+  if (isNormalConstant(v))
+    return true;
+  auto max = v.getDefiningOp<MaxOp>();
+  if (!max)
+    return false;
+  auto positive = [&](Value c) {
+    return isNormalConstant(c) &&
+           cast<FloatAttr>(c.getDefiningOp<ConstantOp>().getValue())
+                   .getValueAsDouble() > 0;
+  };
+  return positive(max.getLhs()) || positive(max.getRhs());
+}
+
+/// A division of a row by a per-row scalar s costs one reciprocal per row
+/// and a multiplication per element instead of an IEEE division per element
+/// (about ten instructions in SASS, which made softmax issue-bound). A
+/// subnormal s would have an infinite reciprocal: s and the row are then
+/// scaled by k = 2^64 (exactly), k = 1 otherwise, which costs a second
+/// multiplication per element unless s is known to be normal (k is then
+/// null). Both forms give RN(x * RN(1/s)) wherever 1/s is finite.
+void KernelLowering::emitReciprocals(const Chain &chain) {
+  for (Operation *op : chain.ops) {
+    auto div = dyn_cast<DivOp>(op);
+    if (!div || !isa<RowType>(div.getLhs().getType()) ||
+        isa<RowType>(div.getRhs().getType()) || reciprocals.count(op) ||
+        !scalars.count(div.getRhs()))
+      continue;
+    Value s = toF32(scalarOf(div.getRhs()));
+    if (isNormalOrNaN(div.getRhs())) {
+      // No scaling to undo: one multiply per element.
+      reciprocals[op] = {Value(), callF32("llvm.nvvm.rcp.rn.f", s)};
+      continue;
+    }
+    Value magnitude = math::AbsFOp::create(b, loc, s);
+    Value subnormal = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                            magnitude, f32c(0x1p-126));
+    Value k = select(subnormal, f32c(0x1p64), f32c(1.0));
+    Value r =
+        callF32("llvm.nvvm.rcp.rn.f", arith::MulFOp::create(b, loc, s, k));
+    reciprocals[op] = {k, r};
+  }
+}
+
+/// e^x as 2^(x * log2 e) on ex2.approx (not ftz: subnormal results stay):
+/// three instructions where libdevice's expf takes about ten.
+Value KernelLowering::exp2Approx(Value x) {
+  Value log2e = f32c(1.4426950408889634);
+  if (isa<VectorType>(x.getType()))
+    log2e = splat(log2e);
+  Value t = arith::MulFOp::create(b, loc, x, log2e);
+  return mapScalars(t, [&](Value e) -> Value {
+    return callF32("llvm.nvvm.ex2.approx.f32", e);
+  });
+}
+
+void KernelLowering::setUpRow(unsigned c, Value row) {
+  const Chain &chain = chains.getChains()[c];
+  scalars.clear();
+  rowOffsets.clear();
+  selectTaken.clear();
+  ropePosition.clear();
+  reciprocals.clear();
+
+  // Constants are shared by every chain.
+  for (Operation &op : kernel.getBody().front())
+    if (auto constant = dyn_cast<ConstantOp>(op))
+      scalars[constant.getResult()] = arith::ConstantOp::create(
+          b, loc, cast<TypedAttr>(constant.getValue()));
+
+  Value rows = chainRows[c];
+  rowValid = lt(row, rows);
+  // Rows past the end compute on the last row and store nothing, so every
+  // thread reaches every barrier.
+  row = select(rowValid, row, sub(rows, i64c(1)));
+  // 32-bit divisions: a 64-bit one is a called subroutine in SASS (slow,
+  // and its register saves show up as spills). The runtime refuses chains
+  // of 2^31 rows or more.
+  auto i32 = [&](Value v) {
+    return arith::TruncIOp::create(b, loc, b.getI32Type(), v);
+  };
+  auto i64 = [&](Value v) {
+    return arith::ExtUIOp::create(b, loc, b.getI64Type(), v);
+  };
+  Value row32 = i32(row), s32 = i32(chainS[c]);
+  Value sOfRow = arith::RemUIOp::create(b, loc, row32, s32);
+  rowB = i64(arith::DivUIOp::create(b, loc, row32, s32));
+  rowS = i64(sOfRow);
+  Value tokensPerFrame = arith::DivUIOp::create(b, loc, s32, i32(chainF[c]));
+  rowFrame = i64(arith::DivUIOp::create(b, loc, sOfRow, tokensPerFrame));
+
+  // Per-row operand state: row offsets (computed here, not on first use,
+  // so that they dominate every phase's loop), which select candidate,
+  // which rotary position.
+  for (Operation *op : chain.ops) {
+    if (auto load = dyn_cast<LoadOp>(op)) {
+      rowOffset(load.getSource(), load.getKind());
+    } else if (auto selectOp = dyn_cast<SelectLoadOp>(op)) {
+      rowOffset(selectOp.getFirst(), selectOp.getKind());
+      rowOffset(selectOp.getSecond(), selectOp.getKind());
+    }
+  }
+  for (Operation *op : chain.ops) {
+    if (auto selectOp = dyn_cast<SelectLoadOp>(op)) {
+      auto indexType = cast<RankedTensorType>(selectOp.getIndex().getType());
+      Value ptr =
+          argValue[cast<BlockArgument>(selectOp.getIndex()).getArgNumber()];
+      SmallVector<Value> strides = stridesOf(selectOp.getIndex());
+      Value offset = add(mul(rowB, strides[0]), rowS);
+      Value index = LLVM::LoadOp::create(
+          b, loc, indexType.getElementType(),
+          gep(ptr, indexType.getElementType(), offset),
+          indexType.getElementTypeBitWidth() / 8, false, false,
+          /*isInvariant=*/true);
+      Value zero = arith::ConstantIntOp::create(b, loc, index.getType(), 0);
+      selectTaken[op] =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, index, zero);
+    } else if (auto rope = dyn_cast<RopeOp>(op)) {
+      auto posType = cast<RankedTensorType>(rope.getPositions().getType());
+      Value ptr =
+          argValue[cast<BlockArgument>(rope.getPositions()).getArgNumber()];
+      Value pos = LLVM::LoadOp::create(b, loc, posType.getElementType(),
+                                       gep(ptr, posType.getElementType(), rowB),
+                                       posType.getElementTypeBitWidth() / 8,
+                                       false, false, true);
+      if (pos.getType() != b.getI64Type())
+        pos = arith::ExtSIOp::create(b, loc, b.getI64Type(), pos);
+      if (Value offset = rope.getOffset()) {
+        Value off = argValue[cast<BlockArgument>(offset).getArgNumber()];
+        if (off.getType() != b.getI64Type())
+          off = arith::ExtSIOp::create(b, loc, b.getI64Type(), off);
+        pos = add(pos, off);
+      }
+      Value maxPos =
+          cacheRows[cast<BlockArgument>(rope.getCache()).getArgNumber()];
+      Value inRange = andI(arith::CmpIOp::create(
+                               b, loc, arith::CmpIPredicate::sge, pos, i64c(0)),
+                           lt(pos, maxPos));
+      ropePosition[op] = {select(inRange, pos, i64c(0)), inRange};
+    }
+  }
+  evaluateReadyScalars(chain);
+}
+
+LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
+  const Chain &chain = chains.getChains()[c];
+  reductionSlot = 0;
+  // A thread holds `group` rows of the CTA's rows_per_cta * group, rows_per_cta
+  // apart; each row is set up (row offsets, select and rotary state) before
+  // any is computed.
+  int64_t group = sched.rowsPerThread;
+  Value first = mul(localCta, i64c(sched.rowsPerCta * group));
+  auto rowIndex = [&](int64_t g) {
+    return add(first, add(i64c(g * sched.rowsPerCta), rowInCta));
+  };
+  // Every row of the thread is set up here.
+  SmallVector<RowState> rowStates(group);
+  for (int64_t g = 0; g < group; ++g) {
+    setUpRow(c, rowIndex(g));
+    swapRow(rowStates[g]);
+  }
+  swapRow(rowStates[0]);
+
+  // Reductions over the row; group reductions are evaluated per chunk.
+  SmallVector<ReduceOp> reductions;
+  for (Operation *op : chain.ops)
+    if (auto reduce = dyn_cast<ReduceOp>(op))
+      if (!reduce.getGroup())
+        reductions.push_back(reduce);
+
+  int64_t C = sched.chunk;
+  Value numChunks =
+      vectorized ? div(rowLength, i64c(C))
+                 : arith::CeilDivUIOp::create(b, loc, rowLength, i64c(C));
+  Operation *ret = kernel.getReturn();
+  // Rows are stored chunk by chunk; per-row values ([B, S] results) once
+  // per row, when the reductions are done.
+  SmallVector<std::pair<unsigned, Value>> outputs;
+  perRowOutputs.clear();
+  for (unsigned r : chain.results) {
+    Value value = ret->getOperand(r);
+    (isa<RowType, GroupType>(value.getType()) ? outputs : perRowOutputs)
+        .push_back({r, value});
+  }
+
+  if (sched.isRegisterResident()) {
+    chainIndex = c;
+    unsigned numReductions = reductions.size();
+    SmallVector<SmallVector<Chunk>> rowChunks(group);
+    for (int64_t g = 0; g < group; ++g)
+      for (int64_t k = 0; k < sched.chunksPerThread; ++k)
+        rowChunks[g].push_back(
+            makeChunk(add(i64c(k * sched.threadsPerRow), lane), numChunks));
+    // With several rows per thread, the [B, S, D] loads of every row are
+    // issued before the first row's reductions: the loads of later rows
+    // are in flight while earlier ones reduce (a barrier would keep ptxas
+    // from hoisting them).
+    if (group > 1) {
+      for (int64_t g = 0; g < group; ++g) {
+        if (g > 0)
+          swapRow(rowStates[g]);
+        for (Operation *op : chain.ops)
+          if (auto load = dyn_cast<LoadOp>(op))
+            if (load.getKind() == BroadcastKind::BSD)
+              for (Chunk &chunk : rowChunks[g])
+                evaluate(load.getResult(), chunk);
+        if (g > 0)
+          swapRow(rowStates[g]);
+      }
+    }
+    for (int64_t g = 0; g < group; ++g) {
+      if (g > 0)
+        swapRow(rowStates[g]);
+      reductionSlot = g * numReductions;
+      SmallVector<Chunk> &chunks = rowChunks[g];
+      emitRow(chain, chunks, reductions, outputs);
+      if (g > 0)
+        swapRow(rowStates[g]);
+    }
+    return success();
+  }
+
+  // Streaming: one loop over the thread's chunks per phase, the thread's
+  // rows one after the other (the general variant of a register-resident
+  // schedule may stream; its CTAs cover as many rows).
+  emitStreamedRows(c, group, rowStates, reductions, outputs, numChunks);
+  return success();
+}
+
+scf::ForOp KernelLowering::chunkLoop(
+    Value numChunks, ValueRange init,
+    function_ref<SmallVector<Value>(Chunk &, ValueRange)> body) {
+  auto loop = scf::ForOp::create(b, loc, lane, numChunks,
+                                 i64c(sched.threadsPerRow), init);
+  OpBuilder::InsertionGuard guard(b);
+  // The builder adds an empty yield when there are no iteration values.
+  if (!loop.getBody()->empty())
+    loop.getBody()->getTerminator()->erase();
+  b.setInsertionPointToStart(loop.getBody());
+  Chunk chunk = makeChunk(loop.getInductionVar(), numChunks);
+  SmallVector<Value> next = body(chunk, loop.getRegionIterArgs());
+  scf::YieldOp::create(b, loc, next);
+  return loop;
+}
+
+void KernelLowering::emitStreamedRows(
+    unsigned c, int64_t group, MutableArrayRef<RowState> rowStates,
+    ArrayRef<ReduceOp> reductions, ArrayRef<std::pair<unsigned, Value>> outputs,
+    Value numChunks) {
+  const Chain &chain = chains.getChains()[c];
+  for (int64_t g = 0; g < group; ++g) {
+    if (g > 0)
+      swapRow(rowStates[g]);
+    reductionSlot = g * reductions.size();
+    for (ReduceOp reduce : reductions) {
+      Value identity = reduce.getKind() == ReduceKind::Max
+                           ? f32c(-std::numeric_limits<double>::infinity())
+                           : f32c(0.0);
+      scf::ForOp loop =
+          chunkLoop(numChunks, identity, [&](Chunk &chunk, ValueRange acc) {
+            return SmallVector<Value>{
+                combine(reduce.getKind(), acc[0], reduceChunk(reduce, chunk))};
+          });
+      scalars[reduce.getResult()] =
+          allReduce(loop.getResult(0), reduce.getKind(), reductionSlot++);
+      evaluateReadyScalars(chain);
+    }
+    storePerRowValues(perRowOutputs);
+    chunkLoop(numChunks, {}, [&](Chunk &chunk, ValueRange) {
+      for (auto &[r, value] : outputs)
+        storeOutput(r, value, chunk);
+      return SmallVector<Value>{};
+    });
+    if (g > 0)
+      swapRow(rowStates[g]);
+  }
+}
+
+void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
+                             ArrayRef<ReduceOp> reductions,
+                             ArrayRef<std::pair<unsigned, Value>> outputs) {
+  for (ReduceOp reduce : reductions) {
+    Value partial;
+    for (Chunk &chunk : chunks) {
+      Value part = reduceChunk(reduce, chunk);
+      partial = partial ? combine(reduce.getKind(), partial, part) : part;
+    }
+    scalars[reduce.getResult()] =
+        allReduce(partial, reduce.getKind(), reductionSlot++);
+    evaluateReadyScalars(chain);
+  }
+  storePerRowValues(perRowOutputs);
+  // Without rotary partners a chunk's results depend on its own elements
+  // only: each chunk is computed and stored before the next one's epilogue
+  // operands are loaded, so that they are not all live at once.
+  if (!hasRope) {
+    if (reductions.size() == 1) {
+      SmallVector<Value> needed;
+      for (auto &output : outputs)
+        needed.push_back(output.second);
+      maybeRematerialize(chunks, needed);
+    }
+    for (Chunk &chunk : chunks)
+      for (auto &[r, value] : outputs)
+        storeOutput(r, value, chunk);
+    return;
+  }
+  // The whole row is computed before any of it is stored: an in-place
+  // result may overwrite what another chunk still reads (a rotary partner).
+  // (Group values are computed here too, into the chunks' caches.)
+  SmallVector<SmallVector<Value>> values(chunks.size());
+  for (auto [k, chunk] : llvm::enumerate(chunks))
+    for (auto &[r, value] : outputs)
+      values[k].push_back(
+          isa<GroupType>(value.getType()) ? Value() : evaluate(value, chunk));
+  for (Chunk &chunk : chunks)
+    for (auto &[r, value] : outputs)
+      if (isa<GroupType>(value.getType()))
+        evaluateGroup(value, chunk);
+  bool needsBarrier =
+      hasRope && llvm::any_of(outputs, [&](auto &output) {
+        return kernel.getInPlaceArgument(output.first).has_value();
+      });
+  if (needsBarrier)
+    gpu::BarrierOp::create(b, loc);
+  for (auto [k, chunk] : llvm::enumerate(chunks))
+    for (auto [o, output] : llvm::enumerate(outputs))
+      if (values[k][o])
+        storeRow(output.first, values[k][o], chunk);
+      else
+        storeOutput(output.first, output.second, chunk);
+}
+
+/// Whether `v` (cached as `value`), computed before the reduction, stays in
+/// registers across it when the thread rematerializes: narrow values (a row
+/// as loaded, or rounded to bf16 / f16) pass through an opaque copy, values
+/// that take more than a few instructions to recompute (a transcendental, a
+/// square root, a division by a row) are kept; the rest is recomputed.
+static bool isKeptAcrossReduction(Value v, Value value) {
+  Operation *op = v.getDefiningOp();
+  if (getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth() < 32)
+    return true;
+  return isa_and_nonnull<ExpOp, TanhOp, SigmoidOp, SqrtOp, RsqrtOp>(op) ||
+         (isa_and_nonnull<DivOp>(op) &&
+          isa<RowType>(op->getOperand(1).getType()));
+}
+
+/// Bits per element the thread holds across the reduction to compute
+/// `needed` from what `chunk` has cached: every cached value it depends on
+/// (`keepAll`), or only those rematerialization keeps. Operands not cached
+/// are loaded after the reduction and cost no register across it.
+unsigned KernelLowering::liveBits(Chunk &chunk, ArrayRef<Value> needed,
+                                  bool keepAll) {
+  DenseSet<Value> seen;
+  SmallVector<Value> stack(needed);
+  unsigned bits = 0;
+  while (!stack.empty()) {
+    Value v = stack.pop_back_val();
+    if (!isa<RowType>(v.getType()) || !seen.insert(v).second)
+      continue;
+    auto cached = chunk.cache.find(v);
+    // A cached load that rematerialization drops is loaded again: counted
+    // too, for the latency and the registers its reload takes.
+    if (cached != chunk.cache.end() &&
+        (keepAll || isKeptAcrossReduction(v, cached->second) ||
+         isa_and_nonnull<LoadOp, SelectLoadOp>(v.getDefiningOp()))) {
+      bits += getElementTypeOrSelf(cached->second.getType())
+                  .getIntOrFloatBitWidth();
+      continue;
+    }
+    Operation *op = v.getDefiningOp();
+    if (!op || isa<LoadOp, SelectLoadOp>(op))
+      continue;
+    llvm::append_range(stack, op->getOperands());
+  }
+  return bits;
+}
+
+/// Before the epilogue of a row program with one reduction, which needs
+/// `needed`: when recomputing from narrow values holds at most half the
+/// bits per element that keeping what was computed does (a bf16 row instead
+/// of its f32 widening), forgets every value of each chunk that
+/// isKeptAcrossReduction does not keep. ptxas, sm_90: RMSNorm 256 x 4 63 -> 40
+/// registers, fused add + RMSNorm 80 -> 52, seed #2 59 -> 42. Not with two
+/// or more reductions: there the recomputation also runs between two
+/// barriers, and measured slower (H200: LayerNorm -3 to -7 points at D <=
+/// 2240, softmax -1 to -4; rematerializing only before the epilogue keeps
+/// the narrow row live next to the f32 one across the first reduction,
+/// LayerNorm 5120 -8; docs/benchmarks.md). Kernels with rotary embedding
+/// keep everything (partners are read from other chunks).
+void KernelLowering::maybeRematerialize(MutableArrayRef<Chunk> chunks,
+                                        ArrayRef<Value> needed) {
+  if (!vectorized || hasRope || !sched.isRegisterResident() || chunks.empty() ||
+      2 * liveBits(chunks.front(), needed, /*keepAll=*/false) >
+          liveBits(chunks.front(), needed, /*keepAll=*/true))
+    return;
+  // The kept narrow values pass through an XOR with a zero that neither
+  // LLVM nor ptxas can prove is zero, the chain's row count shifted right
+  // by 32 (the runtime refuses 2^31 rows or more), so that what is computed
+  // from them cannot be merged (CSE) with what was computed before the
+  // reduction: the f32 values then die at the reduction. (A copy, mov or
+  // inline assembly, is propagated away by ptxas, which then merges the
+  // conversions again.)
+  Value zero = arith::TruncIOp::create(
+      b, loc, b.getI32Type(),
+      arith::ShRUIOp::create(b, loc, chainRows[chainIndex], i64c(32)));
+  for (Chunk &chunk : chunks) {
+    DenseMap<Value, Value> kept;
+    for (auto &[v, value] : chunk.cache) {
+      if (!isKeptAcrossReduction(v, value))
+        continue;
+      bool narrow =
+          getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth() < 32;
+      kept[v] = narrow ? opaque(value, zero) : value;
+    }
+    chunk.cache = std::move(kept);
+  }
+}
+
+Value KernelLowering::opaque(Value v, Value zero) {
+  auto type = cast<VectorType>(v.getType());
+  int64_t bits = type.getNumElements() * type.getElementTypeBitWidth();
+  auto words = VectorType::get({bits / 32}, b.getI32Type());
+  Value packed = vector::BitCastOp::create(b, loc, words, v);
+  Value hidden = arith::XOrIOp::create(
+      b, loc, packed, vector::BroadcastOp::create(b, loc, words, zero));
+  return vector::BitCastOp::create(b, loc, type, hidden);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and stores
+//===----------------------------------------------------------------------===//
+
+Value KernelLowering::combine(ReduceKind kind, Value x, Value y) {
+  if (kind == ReduceKind::Max)
+    return arith::MaximumFOp::create(b, loc, x, y);
+  return arith::AddFOp::create(b, loc, x, y);
+}
+
+Value KernelLowering::reduceChunk(ReduceOp op, Chunk &chunk) {
+  Value v = evaluate(op.getInput(), chunk);
+  if (op.getKind() == ReduceKind::MeanSq)
+    v = arith::MulFOp::create(b, loc, v, v);
+  bool isMax = op.getKind() == ReduceKind::Max;
+  Value identity = f32c(isMax ? -std::numeric_limits<double>::infinity() : 0.0);
+  // Masked elements contribute the identity (-inf for max, not 0).
+  if (!vectorized) {
+    Value mask = vector::FromElementsOp::create(
+        b, loc, VectorType::get({sched.chunk}, b.getI1Type()), chunk.valid);
+    v = select(mask, v, splat(identity));
+  }
+  auto kind =
+      isMax ? vector::CombiningKind::MAXIMUMF : vector::CombiningKind::ADD;
+  Value sum = vector::ReductionOp::create(b, loc, kind, v);
+  if (vectorized)
+    sum = select(chunk.valid[0], sum, identity);
+  return sum;
+}
+
+Value KernelLowering::allReduce(Value partial, ReduceKind kind, unsigned slot) {
+  // Butterfly among the row's lanes of the warp (lanes of a row are
+  // consecutive and aligned, so xor offsets below T stay inside the row).
+  int64_t width = std::min<int64_t>(sched.threadsPerRow, 32);
+  Value warpWidth = arith::ConstantIntOp::create(b, loc, 32, 32);
+  for (int64_t offset = width / 2; offset >= 1; offset /= 2) {
+    Value off = arith::ConstantIntOp::create(b, loc, offset, 32);
+    Value other = gpu::ShuffleOp::create(b, loc, partial, off, warpWidth,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    partial = combine(kind, partial, other);
+  }
+  int64_t warps = sched.threadsPerRow / 32;
+  if (warps > 1) {
+    // One slot per reduction and row: a single barrier per reduction.
+    Value base = mul(add(mul(i64c(slot), i64c(sched.rowsPerCta)), rowInCta),
+                     i64c(warps));
+    auto toIndex = [&](Value v) {
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+    };
+    Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         laneInWarp, i64c(0));
+    auto ifOp = scf::IfOp::create(b, loc, leader, false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      memref::StoreOp::create(b, loc, partial, workgroup,
+                              ValueRange{toIndex(add(base, warpInRow))});
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value total;
+    for (int64_t w = 0; w < warps; ++w) {
+      Value part = memref::LoadOp::create(
+          b, loc, workgroup, ValueRange{toIndex(add(base, i64c(w)))});
+      total = total ? combine(kind, total, part) : part;
+    }
+    partial = total;
+  }
+  if (kind == ReduceKind::Mean || kind == ReduceKind::MeanSq) {
+    // sum * (1 / D), the reciprocal from rcp.approx and one Newton step:
+    // within an ulp of sum / D, without the division subroutine.
+    Value d = arith::UIToFPOp::create(b, loc, b.getF32Type(), rowLength);
+    Value r = callF32("llvm.nvvm.rcp.approx.ftz.f", d);
+    Value err = arith::SubFOp::create(b, loc, f32c(1.0),
+                                      arith::MulFOp::create(b, loc, d, r));
+    r = arith::AddFOp::create(b, loc, r, arith::MulFOp::create(b, loc, r, err));
+    partial = arith::MulFOp::create(b, loc, partial, r);
+  }
+  return partial;
+}
+
+void KernelLowering::storeRow(unsigned result, Value value, Chunk &chunk) {
+  Value ptr = resultPtr[result];
+  SmallVector<Value> strides = resultStrides[result];
+  Value rowOff = add(mul(rowB, strides[0]), mul(rowS, strides[1]));
+  auto type = cast<VectorType>(value.getType());
+  Type element = type.getElementType();
+  unsigned bytes = element.getIntOrFloatBitWidth() / 8;
+  if (vectorized) {
+    auto ifOp =
+        scf::IfOp::create(b, loc, andI(rowValid, chunk.valid[0]), false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    LLVM::StoreOp::create(b, loc, value,
+                          gep(ptr, element, add(rowOff, chunk.base)),
+                          std::min<unsigned>(16, bytes * sched.chunk));
+    return;
+  }
+  for (auto [i, e] : llvm::enumerate(chunk.elements)) {
+    auto ifOp =
+        scf::IfOp::create(b, loc, andI(rowValid, chunk.valid[i]), false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value scalar = vector::ExtractOp::create(b, loc, value, (int64_t)i);
+    LLVM::StoreOp::create(b, loc, scalar, gep(ptr, element, add(rowOff, e)),
+                          bytes);
+  }
+}
+
+/// One f32 per row into each [B, S] result, by the row's first thread.
+void KernelLowering::storePerRowValues(
+    ArrayRef<std::pair<unsigned, Value>> outputs) {
+  if (outputs.empty())
+    return;
+  Value first =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, i64c(0));
+  auto ifOp = scf::IfOp::create(b, loc, andI(rowValid, first), false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  for (auto [r, value] : outputs) {
+    Value offset = add(mul(rowB, resultStrides[r][0]), rowS);
+    LLVM::StoreOp::create(b, loc, scalarOf(value),
+                          gep(resultPtr[r], b.getF32Type(), offset), 4);
+  }
+}
