@@ -169,6 +169,14 @@ static std::string checkKernel(const KernelInfo &k) {
     // [B, S, D] rows, or [B, S]: one value per row.
     if (result.shape.size() != 3 && result.shape.size() != 2)
       return "result " + std::to_string(r) + " is neither [B, S, D] nor [B, S]";
+    if (result.group != 0 &&
+        (result.group < 1 || (result.group & (result.group - 1)) != 0 ||
+         result.shape.size() != 3 || result.dtype != DType::F32 ||
+         result.inPlace >= 0))
+      return "result " + std::to_string(r) + " has group " +
+             std::to_string(result.group) +
+             ": group results are [B, S, D / G] f32 tensors, G a power of "
+             "two, not written in place";
     if (result.inPlace >= (int)k.args.size() ||
         (result.inPlace >= 0 && !k.args[result.inPlace].isTensor))
       return "result " + std::to_string(r) + " is in place into argument " +
@@ -335,11 +343,12 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
         }
       }
       kernel->args.push_back(arg);
-    } else if (key == "result" && need(8)) {
+    } else if (key == "result" && need(10)) {
       ResultInfo result;
       if (!parseDType(w[2], result.dtype) || !parseShape(w[3], result.shape) ||
           !parseInt(w[5], result.chain) ||
-          (w[7] != "-" && !parseInt(w[7], result.inPlace)))
+          (w[7] != "-" && !parseInt(w[7], result.inPlace)) || w[8] != "group" ||
+          (w[9] != "-" && (!parseInt(w[9], result.group) || result.group < 1)))
         return fail("malformed result");
       kernel->results.push_back(result);
     } else if (key == "param" && need(6)) {

@@ -46,6 +46,9 @@ struct ResultInfo {
   Shape shape;
   int chain = 0;
   int inPlace = -1; ///< argument index, or -1
+  /// G of a [B, S, D / G] result of group values (one f32 per group of G
+  /// elements of a row), else 0.
+  int64_t group = 0;
 };
 
 struct ParamInfo {
@@ -89,7 +92,7 @@ struct KernelInfo {
 };
 
 /// The artifact format this runtime reads (the header's number).
-constexpr int kArtifactFormat = 4;
+constexpr int kArtifactFormat = 5;
 
 struct Artifact {
   std::string target;

@@ -138,6 +138,7 @@ std::string nf::rt::describeArtifact(const Artifact &artifact) {
       w.ints("shape", r.shape);
       w.field("chain", int64_t(r.chain));
       w.field("in_place", int64_t(r.inPlace));
+      w.field("group", r.group);
       w.close('}');
     }
     w.close(']');

@@ -212,9 +212,10 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
     if (Status s = checkTensor(t, info.dtype, info.shape, what); !s)
       return s;
     // [B, S, D], or [B, S] (one value per row): checkTensor has checked
-    // the rank against the metadata's, 3 or 2 (checkKernel).
+    // the rank against the metadata's, 3 or 2 (checkKernel). The last size
+    // of a [B, S, D / G] result (group values) is checked once D is known.
     static const char *bsd[] = {"B", "S", "D"};
-    for (int d = 0; d < t.rank && d < 3; ++d)
+    for (int d = 0; d < t.rank && d < (info.group ? 2 : 3); ++d)
       if (Status s = bind(bsd[d], info.chain, t.shape[d],
                           [&] { return what() + " " + describeShape(t); });
           !s)
@@ -253,6 +254,22 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
     return Status::error(
         where() + "compiled for D = " + std::to_string(kernel.rowLength) +
         ", found D = " + std::to_string(sizes.d));
+  // Group results: D a multiple of G, and D / G values per row.
+  for (size_t r = 0; r < numResults; ++r) {
+    int64_t g = kernel.results[r].group;
+    if (!g)
+      continue;
+    if (sizes.d % g != 0)
+      return Status::error(
+          where() + "row length D = " + std::to_string(sizes.d) +
+          " is not a multiple of the group size " + std::to_string(g) +
+          " of result " + std::to_string(r));
+    if (results[r].shape[2] != sizes.d / g)
+      return Status::error(where() + "result " + std::to_string(r) +
+                           " dimension 2 must be D / " + std::to_string(g) +
+                           " = " + std::to_string(sizes.d / g) + ", found " +
+                           std::to_string(results[r].shape[2]));
+  }
   uint64_t totalCtas = 0;
   int64_t rows[Sizes::kMaxChains];
   for (int c = 0; c < kernel.numChains; ++c) {
@@ -299,10 +316,11 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
           !ok(args[i].tensor, dtypeBytes(info.dtype)))
         return false;
     }
-    // A [B, S] result holds one value per row, which the kernel stores with
-    // a scalar store: its alignment does not matter.
+    // A [B, S] result holds one value per row, and a [B, S, D / G] one a
+    // value per group, which the kernel stores with scalar stores: their
+    // alignment does not matter.
     for (size_t r = 0; r < numResults; ++r)
-      if (kernel.results[r].shape.size() != 2 &&
+      if (kernel.results[r].shape.size() != 2 && !kernel.results[r].group &&
           !ok(results[r], dtypeBytes(results[r].dtype)))
         return false;
     return true;

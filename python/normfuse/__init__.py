@@ -161,7 +161,7 @@ class Kernel:
                 [a.is_tensor for a in meta.args],
                 [r.in_place for r in meta.results],
                 [_TORCH_CODES[_NF_TORCH[r.dtype]] for r in self._fresh],
-                [[(-1, src) if isinstance(src, int) else src
+                [[(-1, src, 1) if isinstance(src, int) else src
                   for src in sources] for sources in self._size_sources],
                 NormfuseError,
                 [_TORCH_CODES[_NF_TORCH[a.dtype]] if a.is_tensor else -1
@@ -264,7 +264,7 @@ class Kernel:
                 rank = len(self.meta.args[src[0]].letters)
                 if not isinstance(a, torch.Tensor) or a.dim() != rank:
                     return None
-                dims.append(a.shape[src[1]])
+                dims.append(a.shape[src[1]] // src[2])
             shapes.append(tuple(dims))
         return shapes
 
@@ -430,9 +430,10 @@ _SLOW = object()
 
 def _size_sources(meta, result):
     """Where each of a fresh result's [B, S, D] (or [B, S]: one value per
-    row) comes from: the static D, or (argument, dimension) of the first
-    argument of its chain that has that size (the runtime checks that the
-    others agree). None if a size has no argument to come from."""
+    row) comes from: a static size, or (argument, dimension, divisor) of
+    the first argument of its chain that has that size (the runtime checks
+    that the others agree), the divisor being G for the D / G values of a
+    group result, else 1. None if a size has no argument to come from."""
     sources = []
     for letter in result.letters:
         if letter == "D" and result.shape[2] >= 0:
@@ -443,9 +444,8 @@ def _size_sources(meta, result):
                    None)
         if src is None:
             return None
-        sources.append(src)
+        sources.append(src + ((result.group or 1) if letter == "D" else 1,))
     return sources
-
 
 def _make_fast_launcher(kernel):
     """A launcher specialized to `kernel`'s signature, as Python source: no
@@ -471,6 +471,7 @@ def _make_fast_launcher(kernel):
         if sources is None:
             return lambda *args: _SLOW
         dims = [str(src) if isinstance(src, int)
+                else f"a{src[0]}.shape[{src[1]}] // {src[2]}" if src[2] > 1
                 else f"a{src[0]}.shape[{src[1]}]" for src in sources]
         fresh[r.index] = f"o{r.index}"
         lines.append(f"    o{r.index} = EMPTY(({', '.join(dims)}), "

@@ -55,9 +55,12 @@ class Argument:
 class Result:
     index: int
     dtype: str
-    shape: List[int]  # [B, S, D], or [B, S] (one value per row); -1: dynamic
+    # [B, S, D], [B, S] (one value per row) or [B, S, D / G] (group values);
+    # -1: dynamic
+    shape: List[int]
     chain: int
     in_place: int  # argument index, or -1
+    group: int = 0  # G of a [B, S, D / G] result of group values, else 0
 
     @property
     def letters(self):
@@ -111,7 +114,7 @@ def read_artifact(path) -> ArtifactMeta:
                                 a["dtype"], a["shape"], a["role"], a["bcast"],
                                 a["chains"]) for a in k["args"]]
         kernel.results = [Result(r["index"], r["dtype"], r["shape"],
-                                 r["chain"], r["in_place"])
+                                 r["chain"], r["in_place"], r["group"])
                           for r in k["results"]]
         # The combinations of a --types build share a name: the first
         # stands for them all and lists them.

@@ -102,10 +102,11 @@ struct KernelSpec {
   /// Per result: the argument it is written into, or -1 (fresh).
   std::vector<int64_t> inPlace;
   /// Per fresh result: its dtype and where each of its [B, S, D] sizes
-  /// ([B, S] for a per-row result) comes from: (argument, dimension), or
-  /// (-1, static size).
+  /// ([B, S] for a per-row result) comes from: (argument, dimension,
+  /// divisor: G for the D / G of a group result, else 1), or (-1, static
+  /// size, 1).
   std::vector<at::ScalarType> freshDtypes;
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> freshSizes;
+  std::vector<std::vector<std::tuple<int64_t, int64_t, int64_t>>> freshSizes;
   /// The exception type Kernel.launch raises (normfuse.NormfuseError).
   pybind11::object errorType;
   /// The dtype code of each argument it was built for (-1: a scalar), and
@@ -261,7 +262,7 @@ std::vector<at::Tensor> launch(const KernelSpec &spec,
     const size_t rank = spec.freshSizes[r].size();
     int64_t sizes[3];
     for (size_t k = 0; k < rank; ++k) {
-      auto [arg, dim] = spec.freshSizes[r][k];
+      auto [arg, dim, divisor] = spec.freshSizes[r][k];
       if (arg < 0) {
         sizes[k] = dim;
         continue;
@@ -271,7 +272,9 @@ std::vector<at::Tensor> launch(const KernelSpec &spec,
         fail("error: kernel '" + spec.name + "': argument '" +
              spec.argNames[arg] + "' has rank " + std::to_string(t.dim()) +
              ", too few dimensions for its role");
-      sizes[k] = t.size(dim);
+      // D / G rounds down where G does not divide D: the launch refuses
+      // that row length.
+      sizes[k] = t.size(dim) / divisor;
     }
     // The CUDA allocator directly: at::empty would go through the
     // dispatcher again, a microsecond per result.
@@ -334,7 +337,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
           [](std::shared_ptr<ModuleSet> modules, std::string name,
              std::vector<std::string> argNames, std::vector<bool> argIsTensor,
              std::vector<int64_t> inPlace, std::vector<int> freshCodes,
-             std::vector<std::vector<std::pair<int64_t, int64_t>>> freshSizes,
+             std::vector<std::vector<std::tuple<int64_t, int64_t, int64_t>>>
+                 freshSizes,
              py::object errorType, std::vector<int> argCodes,
              std::string types) {
             auto spec = std::make_shared<KernelSpec>();
@@ -358,6 +362,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
               if (sizes.size() != 3 && sizes.size() != 2)
                 throw std::invalid_argument(
                     "a result has three sizes, or two (per row)");
+              for (auto &size : sizes)
+                if (std::get<2>(size) < 1)
+                  throw std::invalid_argument("a size divisor must be >= 1");
               spec->freshSizes.push_back(std::move(sizes));
             }
             return spec;

@@ -223,7 +223,7 @@ HAVE_FLOAT8 = hasattr(torch, "float8_e4m3fn") and hasattr(torch,
 # (f8E4M3FN), r (f8E5M2), bias (i8), and results q (i8), scale (f32 [B, S]:
 # one value per row), e4 (f8E4M3FN), e5 (f8E5M2). Its PTX has empty
 # kernels (they write nothing); its fallback computes every result.
-QUANT_LINES = """normfuse-artifact 4
+QUANT_LINES = """normfuse-artifact 5
 target sm_90
 kernel quant
 row_length ?
@@ -236,10 +236,10 @@ arg 0 x tensor f8E4M3FN ?x?x? data BSD 0
 arg 1 r tensor f8E5M2 ?x?x? data BSD 0
 arg 2 bias tensor i8 ? data D 0
 arg 3 w tensor f32 ? data D 0
-result 0 i8 ?x?x? chain 0 in_place -
-result 1 f32 ?x? chain 0 in_place -
-result 2 f8E4M3FN ?x?x? chain 0 in_place -
-result 3 f8E5M2 ?x?x? chain 0 in_place -
+result 0 i8 ?x?x? chain 0 in_place - group -
+result 1 f32 ?x? chain 0 in_place - group -
+result 2 f8E4M3FN ?x?x? chain 0 in_place - group -
+result 3 f8E5M2 ?x?x? chain 0 in_place - group -
 """ + "".join(
     f"param {p}\n" for p in [
         "arg_ptr 0 0 !llvm.ptr<1> x", "arg_ptr 1 0 !llvm.ptr<1> r",
@@ -274,6 +274,46 @@ def quant(x, r, bias, w):
 
 
 KERNELS = {"quant": quant}
+"""
+
+
+# A hand-written artifact of one f32 kernel with a group result: x [B, S, D]
+# -> q [B, S, D], scale [B, S, D / 128] (one value per group of 128).
+GROUP_LINES = """normfuse-artifact 5
+target sm_90
+kernel blocks
+row_length ?
+variant blocks_v0 vectorized max_d 0 schedule streaming threads_per_row 256 \
+rows_per_cta 1 chunk 4 chunks_per_thread 0 block 256 shared 0
+variant blocks_g1 general max_d 0 schedule streaming threads_per_row 256 \
+rows_per_cta 1 chunk 4 chunks_per_thread 0 block 256 shared 0
+chains 1
+arg 0 x tensor f32 ?x?x? data BSD 0
+result 0 f32 ?x?x? chain 0 in_place - group -
+result 1 f32 ?x?x? chain 0 in_place - group 128
+""" + "".join(
+    f"param {p}\n" for p in [
+        "arg_ptr 0 0 !llvm.ptr<1> x", "result_ptr 0 0 !llvm.ptr<1> out0",
+        "result_ptr 1 0 !llvm.ptr<1> out1", "chain_rows 0 0 i64 rows.0",
+        "chain_s 0 0 i64 S.0", "chain_f 0 0 i64 F.0",
+        "row_length 0 0 i64 D", "arg_stride 0 0 i64 stride.x.0",
+        "arg_stride 0 1 i64 stride.x.1",
+        "result_stride 0 0 i64 stride.out0.0",
+        "result_stride 0 1 i64 stride.out0.1",
+        "result_stride 1 0 i64 stride.out1.0",
+        "result_stride 1 1 i64 stride.out1.1"]) + "end\n"
+GROUP_PTX = ".version 7.8\n.target sm_90\n.address_size 64\n\n" + "".join(
+    f".visible .entry blocks_{v}()\n{{\n\tret;\n}}\n" for v in ("v0", "g1"))
+GROUP_TORCH = """import torch
+
+
+def blocks(x):
+    g = x.unflatten(-1, (-1, 128))
+    scale = g.abs().amax(-1)
+    return ((g / scale[..., None]).flatten(-2), scale)
+
+
+KERNELS = {"blocks": blocks}
 """
 
 
@@ -374,6 +414,47 @@ class DtypeTest(unittest.TestCase):
         self.assertFalse(is_quantized_dtype(torch.bfloat16))
 
 
+class GroupKernelTest(unittest.TestCase):
+    """A kernel with a [B, S, D / 128] result of group values, from a
+    hand-written artifact: its metadata, result sizes and the launch check
+    of D."""
+
+    @classmethod
+    def setUpClass(cls):
+        import tempfile
+        cls.tmp = tempfile.TemporaryDirectory()
+        path = os.path.join(cls.tmp.name, "blocks.nfa")
+        write_artifact(path, GROUP_LINES, GROUP_PTX, GROUP_TORCH)
+        cls.k = normfuse.load(path, prefix="grouptest").blocks
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_metadata_and_sizes(self):
+        self.assertEqual([r.group for r in self.k.meta.results], [0, 128])
+        self.assertEqual(self.k._size_sources[1],
+                         [(0, 0, 1), (0, 1, 1), (0, 2, 128)])
+        x = torch.randn(2, 3, 384)
+        self.assertEqual(self.k._result_shapes([x]),
+                         [(2, 3, 384), (2, 3, 3)])
+        source = normfuse._make_fast_launcher(self.k).source
+        self.assertIn("o1 = EMPTY((a0.shape[0], a0.shape[1], "
+                      "a0.shape[2] // 128), dtype=DT1", source)
+
+    def test_cpu_call_and_checks(self):
+        x = torch.randn(2, 3, 384)
+        q, scale = self.k(x)
+        self.assertEqual((tuple(q.shape), tuple(scale.shape)),
+                         ((2, 3, 384), (2, 3, 3)))
+        self.assertTrue(torch.equal(scale, x.unflatten(-1, (3, 128))
+                                    .abs().amax(-1)))
+        with self.assertRaises((normfuse.NormfuseError, RuntimeError)) as ctx:
+            self.k(torch.randn(2, 3, 200))
+        self.assertIn("row length D = 200 is not a multiple of the group "
+                      "size 128 of result 1", str(ctx.exception))
+
+
 @unittest.skipUnless(HAVE_FLOAT8, "needs torch's float8 dtypes")
 class QuantizedKernelTest(unittest.TestCase):
     """A kernel with 8-bit arguments and results and a [B, S] result, from
@@ -427,7 +508,7 @@ class QuantizedKernelTest(unittest.TestCase):
                          [(2, 3, 32), (2, 3), (2, 3, 32), (2, 3, 32)])
         # The sizes come from x's dimensions: B and S of it for the [B, S]
         # result.
-        self.assertEqual(self.k._size_sources[1], [(0, 0), (0, 1)])
+        self.assertEqual(self.k._size_sources[1], [(0, 0, 1), (0, 1, 1)])
         self.assertEqual(len(self.k._size_sources[0]), 3)
 
     def test_fast_launcher_allocates_per_row_results(self):

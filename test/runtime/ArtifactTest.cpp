@@ -376,25 +376,25 @@ const char *const kG3 = "variant k_g3 general max_d 0 schedule streaming "
 /// A small valid artifact, one line per element (line i + 1 of the file).
 std::vector<std::string> validLines() {
   return {
-      "normfuse-artifact 4",                    // 1
-      "target sm_90",                           // 2
-      "kernel k",                               // 3
-      "row_length ?",                           // 4
-      kV0,                                      // 5
-      kG1,                                      // 6
-      kV2,                                      // 7
-      kG3,                                      // 8
-      "chains 1",                               // 9
-      "arg 0 x tensor bf16 ?x?x? data BSD 0",   // 10
-      "arg 1 w tensor f32 ? data D 0",          // 11
-      "result 0 bf16 ?x?x? chain 0 in_place -", // 12
-      "param arg_ptr 0 0 !llvm.ptr<1> x",       // 13
-      "param arg_ptr 1 0 !llvm.ptr<1> w",       // 14
-      "param result_ptr 0 0 !llvm.ptr<1> out0", // 15
-      "param chain_rows 0 0 i64 rows.0",        // 16
-      "param row_length 0 0 i64 D",             // 17
-      "param arg_stride 0 0 i64 stride.x.0",    // 18
-      "end",                                    // 19
+      "normfuse-artifact 5",                            // 1
+      "target sm_90",                                   // 2
+      "kernel k",                                       // 3
+      "row_length ?",                                   // 4
+      kV0,                                              // 5
+      kG1,                                              // 6
+      kV2,                                              // 7
+      kG3,                                              // 8
+      "chains 1",                                       // 9
+      "arg 0 x tensor bf16 ?x?x? data BSD 0",           // 10
+      "arg 1 w tensor f32 ? data D 0",                  // 11
+      "result 0 bf16 ?x?x? chain 0 in_place - group -", // 12
+      "param arg_ptr 0 0 !llvm.ptr<1> x",               // 13
+      "param arg_ptr 1 0 !llvm.ptr<1> w",               // 14
+      "param result_ptr 0 0 !llvm.ptr<1> out0",         // 15
+      "param chain_rows 0 0 i64 rows.0",                // 16
+      "param row_length 0 0 i64 D",                     // 17
+      "param arg_stride 0 0 i64 stride.x.0",            // 18
+      "end",                                            // 19
   };
 }
 
@@ -414,7 +414,7 @@ std::vector<std::string> formatOneLines() {
       "chains 1",
       "arg 0 x tensor bf16 ?x?x? data BSD 0",
       "arg 1 w tensor f32 ? data D 0",
-      "result 0 bf16 ?x?x? chain 0 in_place -",
+      "result 0 bf16 ?x?x? chain 0 in_place - group -",
       "param arg_ptr 0 0 !llvm.ptr<1> x",
       "param arg_ptr 1 0 !llvm.ptr<1> w",
       "param result_ptr 0 0 !llvm.ptr<1> out0",
@@ -649,7 +649,7 @@ TEST(ArtifactTest, NoVariant) {
 
 TEST(ArtifactTest, WrongMagic) {
   expectRejected(withLine(1, "// a PTX file"), 1,
-                 "not a normfuse artifact (expected 'normfuse-artifact 4')");
+                 "not a normfuse artifact (expected 'normfuse-artifact 5')");
   expectRejected(withLine(1, "normfuse-artifact"), 1,
                  "not a normfuse artifact");
   expectRejected(withLine(1, "normfuse-artifact2"), 1,
@@ -664,25 +664,27 @@ TEST(ArtifactTest, OtherFormatVersions) {
   // An artifact of format 1 (written before variants) is refused at its
   // header, with what to do about it, not at its first unknown line.
   expectRejected(join(formatOneLines()), 1,
-                 "artifact format '1' is not the one this runtime reads (4)");
+                 "artifact format '1' is not the one this runtime reads (5)");
   expectRejected(join(formatOneLines()), 1,
                  "recompile it with this version's nf-compile");
   // Only the header differs: still format 1.
   expectRejected(withLine(1, "normfuse-artifact 1"), 1,
                  "artifact format '1' is not the one this runtime reads");
   // Nor format 2 (before digests), format 3 (variants with cluster and
-  // stage fields), nor a later one.
+  // stage fields), format 4 (results without a group), nor a later one.
   expectRejected(withLine(1, "normfuse-artifact 2"), 1,
-                 "artifact format '2' is not the one this runtime reads (4)");
+                 "artifact format '2' is not the one this runtime reads (5)");
   expectRejected(withLine(1, "normfuse-artifact 3"), 1,
-                 "artifact format '3' is not the one this runtime reads (4)");
-  expectRejected(withLine(1, "normfuse-artifact 5"), 1,
-                 "artifact format '5' is not the one this runtime reads");
-  expectRejected(withLine(1, "normfuse-artifact 4.0"), 1,
-                 "artifact format '4.0' is not the one this runtime reads");
+                 "artifact format '3' is not the one this runtime reads (5)");
+  expectRejected(withLine(1, "normfuse-artifact 4"), 1,
+                 "artifact format '4' is not the one this runtime reads (5)");
+  expectRejected(withLine(1, "normfuse-artifact 6"), 1,
+                 "artifact format '6' is not the one this runtime reads");
+  expectRejected(withLine(1, "normfuse-artifact 5.0"), 1,
+                 "artifact format '5.0' is not the one this runtime reads");
   // A real artifact with the old header.
   expectRejected(formatOneArtifact("fused"), 1,
-                 "artifact format '1' is not the one this runtime reads (4)");
+                 "artifact format '1' is not the one this runtime reads (5)");
 }
 
 TEST(ArtifactTest, TruncatedBlobs) {
@@ -916,10 +918,11 @@ TEST(ArtifactTest, GarbageNumbers) {
                  "malformed argument");
   expectRejected(withLine(10, "arg 0 x tensor bf16 ?x?x? data BSD 0,x"), 10,
                  "malformed argument chains '0,x'");
-  expectRejected(withLine(12, "result 0 bf16 ?x?x? chain zero in_place -"), 12,
-                 "malformed result");
-  expectRejected(withLine(12, "result 0 bf16 ?x?x? chain 0 in_place q"), 12,
-                 "malformed result");
+  expectRejected(
+      withLine(12, "result 0 bf16 ?x?x? chain zero in_place - group -"), 12,
+      "malformed result");
+  expectRejected(withLine(12, "result 0 bf16 ?x?x? chain 0 in_place q group -"),
+                 12, "malformed result");
   expectRejected(withLine(13, "param arg_ptr 1e3 0 !llvm.ptr<1> x"), 13,
                  "malformed param");
 }
@@ -928,15 +931,16 @@ TEST(ArtifactTest, IndicesOutOfRange) {
   // The launch code indexes arrays with these: they are checked at "end".
   expectRejected(withLine(10, "arg 0 x tensor bf16 ?x?x? data BSD 0,5"), 19,
                  "argument 'x' names chain 5 of 1");
-  expectRejected(withLine(12, "result 0 bf16 ?x?x? chain 1 in_place -"), 19,
-                 "result 0 names chain 1 of 1");
+  expectRejected(withLine(12, "result 0 bf16 ?x?x? chain 1 in_place - group -"),
+                 19, "result 0 names chain 1 of 1");
   // A result is [B, S, D] or [B, S] (QuantizedDtypesAndPerRowResults).
-  expectRejected(withLine(12, "result 0 bf16 ? chain 0 in_place -"), 19,
+  expectRejected(withLine(12, "result 0 bf16 ? chain 0 in_place - group -"), 19,
                  "result 0 is neither [B, S, D] nor [B, S]");
-  expectRejected(withLine(12, "result 0 bf16 ?x?x?x? chain 0 in_place -"), 19,
-                 "result 0 is neither [B, S, D] nor [B, S]");
-  expectRejected(withLine(12, "result 0 bf16 ?x?x? chain 0 in_place 7"), 19,
-                 "result 0 is in place into argument 7");
+  expectRejected(
+      withLine(12, "result 0 bf16 ?x?x?x? chain 0 in_place - group -"), 19,
+      "result 0 is neither [B, S, D] nor [B, S]");
+  expectRejected(withLine(12, "result 0 bf16 ?x?x? chain 0 in_place 7 group -"),
+                 19, "result 0 is in place into argument 7");
   expectRejected(withLine(13, "param arg_ptr 9 0 !llvm.ptr<1> x"), 19,
                  "parameter 'x' (arg_ptr 9 0) is out of range");
   expectRejected(withLine(18, "param arg_stride 0 3 i64 stride.x.3"), 19,
@@ -997,8 +1001,48 @@ TEST(ArtifactTest, DtypeNames) {
     EXPECT_FALSE(parseDType(other, parsed)) << other;
   expectRejected(withLine(10, "arg 0 x tensor f8e4m3fn ?x?x? data BSD 0"), 10,
                  "malformed argument");
-  expectRejected(withLine(12, "result 0 f8E4M3 ?x?x? chain 0 in_place -"), 12,
-                 "malformed result");
+  expectRejected(
+      withLine(12, "result 0 f8E4M3 ?x?x? chain 0 in_place - group -"), 12,
+      "malformed result");
+}
+
+TEST(ArtifactTest, GroupResults) {
+  Artifact artifact;
+  std::string error;
+  std::string text = groupArtifactBody();
+  ASSERT_TRUE(parseArtifact(text, artifact, error)) << error;
+  ASSERT_EQ(artifact.kernels[0].results.size(), 2u);
+  EXPECT_EQ(artifact.kernels[0].results[0].group, 0);
+  EXPECT_EQ(artifact.kernels[0].results[1].group, 128);
+  auto replaced = [&](const std::string &line) {
+    std::string t = text;
+    std::string old = "result 1 f32 ?x?x? chain 0 in_place - group 128";
+    t.replace(t.find(old), old.size(), line);
+    return t;
+  };
+  auto rejected = [&](const std::string &line, const std::string &message) {
+    SCOPED_TRACE(line);
+    Artifact a;
+    std::string e;
+    EXPECT_FALSE(parseArtifact(replaced(line), a, e));
+    EXPECT_NE(e.find(message), std::string::npos) << e;
+  };
+  rejected("result 1 f32 ?x?x? chain 0 in_place - group 96",
+           "result 1 has group 96: group results are [B, S, D / G] f32 "
+           "tensors, G a power of two, not written in place");
+  rejected("result 1 bf16 ?x?x? chain 0 in_place - group 128",
+           "result 1 has group 128");
+  rejected("result 1 f32 ?x? chain 0 in_place - group 128",
+           "result 1 has group 128");
+  rejected("result 1 f32 ?x?x? chain 0 in_place 0 group 128",
+           "result 1 has group 128");
+  rejected("result 1 f32 ?x?x? chain 0 in_place - group 0", "malformed result");
+  rejected("result 1 f32 ?x?x? chain 0 in_place - group -8",
+           "malformed result");
+  // Format 4's result line, without the group field.
+  rejected("result 1 f32 ?x?x? chain 0 in_place -",
+           "unexpected 'result 1 f32 ?x?x? chain 0 in_place -'");
+  rejected("result 1 f32 ?x?x? chain 0 in_place - grp 128", "malformed result");
 }
 
 TEST(ArtifactTest, QuantizedDtypesAndPerRowResults) {
@@ -1237,7 +1281,7 @@ TEST(ArtifactTest, DescribeIsJson) {
                             artifact, error))
       << error;
   std::string json = describeArtifact(artifact);
-  EXPECT_EQ(json.rfind("{\"format\":4,\"digest\":\"\",\"target\":\"sm_90\","
+  EXPECT_EQ(json.rfind("{\"format\":5,\"digest\":\"\",\"target\":\"sm_90\","
                        "\"has_cubin\":false,",
                        0),
             0u)
@@ -1251,9 +1295,11 @@ TEST(ArtifactTest, DescribeIsJson) {
                       "\"bcast\":\"D\",\"chains\":[0]}"),
             std::string::npos)
       << json;
-  EXPECT_NE(json.find("\"results\":[{\"index\":0,\"dtype\":\"bf16\","
-                      "\"shape\":[-1,-1,-1],\"chain\":0,\"in_place\":-1}]"),
-            std::string::npos)
+  EXPECT_NE(
+      json.find(
+          "\"results\":[{\"index\":0,\"dtype\":\"bf16\","
+          "\"shape\":[-1,-1,-1],\"chain\":0,\"in_place\":-1,\"group\":0}]"),
+      std::string::npos)
       << json;
 }
 

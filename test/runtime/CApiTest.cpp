@@ -145,7 +145,7 @@ TEST_F(CApiTest, Describe) {
   ASSERT_NE(json, nullptr);
   std::string text(json, length);
   EXPECT_EQ(std::strlen(json), length);
-  EXPECT_EQ(text.rfind("{\"format\":4,\"digest\":\"", 0), 0u) << text;
+  EXPECT_EQ(text.rfind("{\"format\":5,\"digest\":\"", 0), 0u) << text;
   EXPECT_NE(text.find("\"name\":\"fused_add_gate_norm\""), std::string::npos);
   EXPECT_NE(text.find("\"torch_source\":\""), std::string::npos);
   EXPECT_NE(nf_artifact_describe(nullptr, &json, &length), 0);
@@ -193,7 +193,7 @@ TEST(CApiReadTest, FormatOne) {
   EXPECT_NE(nf_artifact_read(path.c_str(), &artifact, error, sizeof error), 0);
   EXPECT_EQ(artifact, nullptr);
   EXPECT_NE(std::strstr(error, "artifact line 1: artifact format '1' is not "
-                               "the one this runtime reads (4)"),
+                               "the one this runtime reads (5)"),
             nullptr)
       << error;
   EXPECT_NE(std::strstr(error, "recompile"), nullptr) << error;
@@ -309,13 +309,13 @@ TEST_F(CApiQuantizedTest, DescribeNamesTheDtypesAndThePerRowShape) {
   EXPECT_NE(
       text.find("\"results\":["
                 "{\"index\":0,\"dtype\":\"i8\",\"shape\":[-1,-1,-1],"
-                "\"chain\":0,\"in_place\":-1},"
+                "\"chain\":0,\"in_place\":-1,\"group\":0},"
                 "{\"index\":1,\"dtype\":\"f32\",\"shape\":[-1,-1],"
-                "\"chain\":0,\"in_place\":-1},"
+                "\"chain\":0,\"in_place\":-1,\"group\":0},"
                 "{\"index\":2,\"dtype\":\"f8E4M3FN\",\"shape\":[-1,-1,-1],"
-                "\"chain\":0,\"in_place\":-1},"
+                "\"chain\":0,\"in_place\":-1,\"group\":0},"
                 "{\"index\":3,\"dtype\":\"f8E5M2\",\"shape\":[-1,-1,-1],"
-                "\"chain\":0,\"in_place\":-1}]"),
+                "\"chain\":0,\"in_place\":-1,\"group\":0}]"),
       std::string::npos)
       << text;
 }
@@ -336,3 +336,58 @@ TEST_F(CApiQuantizedTest, ChecksThePackedCall) {
 }
 
 } // namespace
+
+/// A kernel with a [B, S, D / 128] group result (RuntimeTestSupport.h)
+/// through the C API: described with its group, and its launches checked.
+class CApiGroupTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string path =
+        writeTempFile("capi-group.nfa", withDigest(groupArtifactBody()));
+    ASSERT_EQ(nf_artifact_read(path.c_str(), &artifact, error, sizeof error), 0)
+        << error;
+  }
+  void TearDown() override { nf_artifact_free(artifact); }
+
+  /// x [B, S, D] -> q [B, S, D], scale [B, S, groups].
+  int check(int64_t B, int64_t S, int64_t D, int64_t groups) {
+    std::vector<int64_t> w;
+    packTensor(w, NF_F32, {B, S, D}, 0x100000);
+    packTensor(w, NF_F32, {B, S, D}, 0x200000);
+    packTensor(w, NF_F32, {B, S, groups}, 0x300000);
+    error[0] = '\0';
+    return nf_artifact_check(artifact, "blocks", w.data(), w.size(), 1, 2,
+                             error, sizeof error);
+  }
+  bool says(const char *part) { return std::strstr(error, part) != nullptr; }
+
+  nf_artifact *artifact = nullptr;
+  char error[512] = {};
+};
+
+TEST_F(CApiGroupTest, DescribeNamesTheGroup) {
+  const char *json = nullptr;
+  size_t length = 0;
+  ASSERT_EQ(nf_artifact_describe(artifact, &json, &length), 0);
+  std::string text(json, length);
+  EXPECT_NE(text.find("{\"index\":1,\"dtype\":\"f32\",\"shape\":[-1,-1,-1],"
+                      "\"chain\":0,\"in_place\":-1,\"group\":128}"),
+            std::string::npos)
+      << text;
+}
+
+TEST_F(CApiGroupTest, ChecksTheGroupResult) {
+  EXPECT_EQ(check(2, 3, 384, 3), 0) << error;
+  EXPECT_EQ(check(1, 1, 128, 1), 0) << error;
+  // D must be a multiple of G, and the last size D / G.
+  EXPECT_NE(check(2, 3, 200, 1), 0);
+  EXPECT_TRUE(says("row length D = 200 is not a multiple of the group size "
+                   "128 of result 1"))
+      << error;
+  EXPECT_NE(check(2, 3, 384, 4), 0);
+  EXPECT_TRUE(says("result 1 dimension 2 must be D / 128 = 3, found 4"))
+      << error;
+  EXPECT_NE(check(2, 3, 384, 384), 0);
+  EXPECT_TRUE(says("result 1 dimension 2 must be D / 128 = 3, found 384"))
+      << error;
+}

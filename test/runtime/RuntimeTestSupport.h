@@ -69,8 +69,8 @@ inline std::string writeTempFile(const std::string &name,
 /// same file with the header of that format.
 inline std::string formatOneArtifact(const std::string &name) {
   std::string text = readFile(artifactPath(name));
-  const std::string header = "normfuse-artifact 4\n";
-  EXPECT_EQ(text.rfind(header, 0), 0u) << "no format 4 header in " << name;
+  const std::string header = "normfuse-artifact 5\n";
+  EXPECT_EQ(text.rfind(header, 0), 0u) << "no format 5 header in " << name;
   return "normfuse-artifact 1\n" + text.substr(header.size());
 }
 
@@ -83,7 +83,7 @@ inline std::string formatOneArtifact(const std::string &name) {
 /// and a general one, both for any D.
 inline std::string quantizedArtifactBody() {
   static const char *const lines[] = {
-      "normfuse-artifact 4",
+      "normfuse-artifact 5",
       "target sm_90",
       "kernel quant",
       "row_length ?",
@@ -96,10 +96,10 @@ inline std::string quantizedArtifactBody() {
       "arg 1 r tensor f8E5M2 ?x?x? data BSD 0",
       "arg 2 bias tensor i8 ? data D 0",
       "arg 3 w tensor f32 ? data D 0",
-      "result 0 i8 ?x?x? chain 0 in_place -",
-      "result 1 f32 ?x? chain 0 in_place -",
-      "result 2 f8E4M3FN ?x?x? chain 0 in_place -",
-      "result 3 f8E5M2 ?x?x? chain 0 in_place -",
+      "result 0 i8 ?x?x? chain 0 in_place - group -",
+      "result 1 f32 ?x? chain 0 in_place - group -",
+      "result 2 f8E4M3FN ?x?x? chain 0 in_place - group -",
+      "result 3 f8E5M2 ?x?x? chain 0 in_place - group -",
       "param arg_ptr 0 0 !llvm.ptr<1> x",
       "param arg_ptr 1 0 !llvm.ptr<1> r",
       "param arg_ptr 2 0 !llvm.ptr<1> bias",
@@ -128,6 +128,48 @@ inline std::string quantizedArtifactBody() {
   static const std::string ptx = ".version 7.8\n.target sm_90\n"
                                  ".visible .entry quant_v0()\n{\n}\n"
                                  ".visible .entry quant_g1()\n{\n}\n";
+  std::string text;
+  for (const char *line : lines)
+    text += std::string(line) + "\n";
+  return text + "ptx " + std::to_string(ptx.size()) + "\n" + ptx + "\n";
+}
+
+/// A hand-written artifact body (no digest line) of one kernel `blocks`
+/// with a group result, as nf-compile writes it: x f32 [B, S, D] -> q f32
+/// [B, S, D], scale f32 [B, S, D / 128] (one value per group of 128
+/// elements). A vectorized variant of 4-element chunks and a general one.
+inline std::string groupArtifactBody() {
+  static const char *const lines[] = {
+      "normfuse-artifact 5",
+      "target sm_90",
+      "kernel blocks",
+      "row_length ?",
+      "variant blocks_v0 vectorized max_d 0 schedule streaming threads_per_row "
+      "256 rows_per_cta 1 chunk 4 chunks_per_thread 0 block 256 shared 0",
+      "variant blocks_g1 general max_d 0 schedule streaming threads_per_row "
+      "256 rows_per_cta 1 chunk 4 chunks_per_thread 0 block 256 shared 0",
+      "chains 1",
+      "arg 0 x tensor f32 ?x?x? data BSD 0",
+      "result 0 f32 ?x?x? chain 0 in_place - group -",
+      "result 1 f32 ?x?x? chain 0 in_place - group 128",
+      "param arg_ptr 0 0 !llvm.ptr<1> x",
+      "param result_ptr 0 0 !llvm.ptr<1> out0",
+      "param result_ptr 1 0 !llvm.ptr<1> out1",
+      "param chain_rows 0 0 i64 rows.0",
+      "param chain_s 0 0 i64 S.0",
+      "param chain_f 0 0 i64 F.0",
+      "param row_length 0 0 i64 D",
+      "param arg_stride 0 0 i64 stride.x.0",
+      "param arg_stride 0 1 i64 stride.x.1",
+      "param result_stride 0 0 i64 stride.out0.0",
+      "param result_stride 0 1 i64 stride.out0.1",
+      "param result_stride 1 0 i64 stride.out1.0",
+      "param result_stride 1 1 i64 stride.out1.1",
+      "end",
+  };
+  static const std::string ptx = ".version 7.8\n.target sm_90\n"
+                                 ".visible .entry blocks_v0()\n{\n}\n"
+                                 ".visible .entry blocks_g1()\n{\n}\n";
   std::string text;
   for (const char *line : lines)
     text += std::string(line) + "\n";

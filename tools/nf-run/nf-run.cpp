@@ -299,12 +299,15 @@ void shapesFromDims(const KernelInfo &k,
     }
     argShapes.push_back(s);
   }
-  // [B, S, D] rows or [B, S] per-row values.
+  // [B, S, D] rows, [B, S] per-row values or [B, S, D / G] group values (a
+  // D that is not a multiple of G is the launch's to refuse).
   static const char *bsd[] = {"B", "S", "D"};
   for (const ResultInfo &r : k.results) {
     Shape s;
-    for (size_t i = 0; i < r.shape.size() && i < 3; ++i)
-      s.push_back(r.shape[i] >= 0 ? r.shape[i] : size(bsd[i]));
+    for (size_t i = 0; i < r.shape.size() && i < 3; ++i) {
+      int64_t n = r.shape[i] >= 0 ? r.shape[i] : size(bsd[i]);
+      s.push_back(i == 2 && r.group && r.shape[i] < 0 ? n / r.group : n);
+    }
     resultShapes.push_back(s);
   }
 }
