@@ -2,11 +2,12 @@
 # The GPU check of the quantizing examples, in one command, on the device
 # machine (CUDA, torch, no MLIR): builds the runtime library; checks the
 # three examples against references written independently of the IR
-# (python/tests/gpu_quant.py) from the sm_90 artifacts (cubin, hardware fp8
+# (python/tests/gpu_quant.py; the per-group example refuses D that are not a
+# multiple of its group) from the sm_90 artifacts (cubin, hardware fp8
 # conversion) and from the sm_80 ones (PTX, JIT-compiled: the integer fp8
 # rounding), the fallback matrix (python/tests/gpu_matrix.py), memcheck on a
 # subset, and the roofline benchmark of the three against torch.compile and
-# a same-size copy kernel.
+# a same-size copy kernel (the per-group example at multiples of 128).
 #
 #   tools/gpu-quant-check.sh OUT_DIR     (gpu-q/ from tools/make-quant-cases.sh;
 #                                         ONLY=check|bench; BASELINE=DIR
@@ -40,8 +41,8 @@ if [ "$only" = all ] || [ "$only" = check ]; then
   python3 python/tests/gpu_matrix.py gpu-q/roofline > "$out/matrix.log" 2>&1 \
     || status=1
   tail -3 "$out/matrix.log"
-  echo "== memcheck (D = 130, 1028, 4100, 16384)"
-  NF_QUANT_D=130,1028,4100,16384 compute-sanitizer --tool memcheck \
+  echo "== memcheck (D = 130, 384, 1028, 4100, 16384)"
+  NF_QUANT_D=130,384,1028,4100,16384 compute-sanitizer --tool memcheck \
     --error-exitcode 9 python3 python/tests/gpu_quant.py gpu-q/roofline \
     > "$out/memcheck.log" 2>&1 || status=1
   tail -2 "$out/memcheck.log"
@@ -54,5 +55,13 @@ if [ "$only" = all ] || [ "$only" = bench ]; then
     --json "$out/roofline.json" --markdown "$out/roofline.md" \
     > "$out/roofline.log" 2>&1 || status=1
   tail -30 "$out/roofline.md"
+  echo "== roofline, per-group quantization (D multiples of 128)"
+  python3 bench/roofline.py --artifacts gpu-q/roofline \
+    --cases rmsnorm_quant_fp8_group128,rmsnorm_quant_fp8 \
+    --dims 256,768,1152,1536,3072,4096,5120,6144,8192,12288,16384 \
+    --rounds 5 ${BASELINE:+--baseline "$BASELINE"} \
+    --json "$out/roofline-group.json" --markdown "$out/roofline-group.md" \
+    > "$out/roofline-group.log" 2>&1 || status=1
+  tail -30 "$out/roofline-group.md"
 fi
 exit $status
