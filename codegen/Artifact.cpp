@@ -152,6 +152,10 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
          << "\n";
     std::optional<int64_t> d = getStaticRowLength(kernel);
     os << "row_length " << (d ? std::to_string(*d) : "?") << "\n";
+    // Group reductions need D to be a multiple of their group sizes (powers
+    // of two: the largest), whether or not the kernel returns them.
+    if (int64_t multiple = getGroupLanes(kernel, 1); multiple > 1)
+      os << "row_multiple " << multiple << "\n";
     for (VariantAttr variant : *variants) {
       Schedule s = Schedule::fromAttr(variant.getSchedule());
       os << "variant " << getVariantFunctionName(kernel, variant) << " "

@@ -321,6 +321,10 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
         kernel->rowLength = -1;
       else if (!parseInt(w[1], kernel->rowLength))
         return fail("malformed row_length");
+    } else if (key == "row_multiple" && need(2)) {
+      if (!parseInt(w[1], kernel->rowMultiple) || kernel->rowMultiple < 1 ||
+          (kernel->rowMultiple & (kernel->rowMultiple - 1)) != 0)
+        return fail("malformed row_multiple (a power of two)");
     } else if (key == "chains" && need(2)) {
       if (!parseInt(w[1], kernel->numChains))
         return fail("malformed chains");

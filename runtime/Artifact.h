@@ -82,6 +82,9 @@ struct KernelInfo {
   /// <name>__<types>) and combination ("act=bf16 w=f32"). Empty otherwise.
   std::string symbol, types;
   int64_t rowLength = -1; ///< static D, or -1
+  /// D must be a multiple of this: the largest group size of the kernel's
+  /// group reductions (returned or not), 1 without any.
+  int64_t rowMultiple = 1;
   /// In the order the runtime tries them: it launches the first whose
   /// guard holds.
   std::vector<VariantInfo> variants;

@@ -110,6 +110,7 @@ std::string nf::rt::describeArtifact(const Artifact &artifact) {
     w.field("symbol", k.symbol.empty() ? k.name : k.symbol);
     w.field("types", k.types);
     w.field("row_length", k.rowLength);
+    w.field("row_multiple", k.rowMultiple);
     w.field("num_chains", int64_t(k.numChains));
     w.key("args");
     w.open('[');

@@ -254,16 +254,17 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
     return Status::error(
         where() + "compiled for D = " + std::to_string(kernel.rowLength) +
         ", found D = " + std::to_string(sizes.d));
-  // Group results: D a multiple of G, and D / G values per row.
+  // Group reductions: D a multiple of their group sizes; a group result
+  // has D / G values per row.
+  if (sizes.d % kernel.rowMultiple != 0)
+    return Status::error(where() + "row length D = " + std::to_string(sizes.d) +
+                         " is not a multiple of " +
+                         std::to_string(kernel.rowMultiple) +
+                         ", the group size of the kernel's group reductions");
   for (size_t r = 0; r < numResults; ++r) {
     int64_t g = kernel.results[r].group;
     if (!g)
       continue;
-    if (sizes.d % g != 0)
-      return Status::error(
-          where() + "row length D = " + std::to_string(sizes.d) +
-          " is not a multiple of the group size " + std::to_string(g) +
-          " of result " + std::to_string(r));
     if (results[r].shape[2] != sizes.d / g)
       return Status::error(where() + "result " + std::to_string(r) +
                            " dimension 2 must be D / " + std::to_string(g) +

@@ -72,6 +72,7 @@ class Result:
 class KernelMeta:
     name: str
     row_length: int  # -1 when D is dynamic
+    row_multiple: int = 1  # D must be a multiple of it (group reductions)
     num_chains: int = 0
     args: List[Argument] = field(default_factory=list)
     results: List[Result] = field(default_factory=list)
@@ -108,6 +109,7 @@ def read_artifact(path) -> ArtifactMeta:
                         digest=data["digest"], handle=handle)
     for k in data["kernels"]:
         kernel = KernelMeta(name=k["name"], row_length=k["row_length"],
+                            row_multiple=k["row_multiple"],
                             num_chains=k["num_chains"], symbol=k["symbol"],
                             types=k["types"])
         kernel.args = [Argument(a["index"], a["name"], a["is_tensor"],

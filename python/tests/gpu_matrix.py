@@ -113,7 +113,10 @@ def main():
             if D == 1536 and "bf16" in stem:
                 size_list.append(dict(B=1, S=32760, D=D))
         else:
-            size_list = [dict(zip("BSD", (*rows_for(D), D))) for D in ROW_D]
+            # Group reductions need D to be a multiple of their group.
+            multiple = kernel.meta.row_multiple
+            size_list = [dict(zip("BSD", (*rows_for(D), D))) for D in ROW_D
+                         if D % multiple == 0]
         for n, sizes in enumerate(size_list):
             if frames:
                 sizes["F"] = 4 if sizes["S"] % 4 == 0 else 1

@@ -283,6 +283,7 @@ GROUP_LINES = """normfuse-artifact 5
 target sm_90
 kernel blocks
 row_length ?
+row_multiple 128
 variant blocks_v0 vectorized max_d 0 schedule streaming threads_per_row 256 \
 rows_per_cta 1 chunk 4 chunks_per_thread 0 block 256 shared 0
 variant blocks_g1 general max_d 0 schedule streaming threads_per_row 256 \
@@ -433,6 +434,7 @@ class GroupKernelTest(unittest.TestCase):
 
     def test_metadata_and_sizes(self):
         self.assertEqual([r.group for r in self.k.meta.results], [0, 128])
+        self.assertEqual(self.k.meta.row_multiple, 128)
         self.assertEqual(self.k._size_sources[1],
                          [(0, 0, 1), (0, 1, 1), (0, 2, 128)])
         x = torch.randn(2, 3, 384)
@@ -451,8 +453,9 @@ class GroupKernelTest(unittest.TestCase):
                                     .abs().amax(-1)))
         with self.assertRaises((normfuse.NormfuseError, RuntimeError)) as ctx:
             self.k(torch.randn(2, 3, 200))
-        self.assertIn("row length D = 200 is not a multiple of the group "
-                      "size 128 of result 1", str(ctx.exception))
+        self.assertIn("row length D = 200 is not a multiple of 128, the "
+                      "group size of the kernel's group reductions",
+                      str(ctx.exception))
 
 
 @unittest.skipUnless(HAVE_FLOAT8, "needs torch's float8 dtypes")

@@ -1014,6 +1014,7 @@ TEST(ArtifactTest, GroupResults) {
   ASSERT_EQ(artifact.kernels[0].results.size(), 2u);
   EXPECT_EQ(artifact.kernels[0].results[0].group, 0);
   EXPECT_EQ(artifact.kernels[0].results[1].group, 128);
+  EXPECT_EQ(artifact.kernels[0].rowMultiple, 128);
   auto replaced = [&](const std::string &line) {
     std::string t = text;
     std::string old = "result 1 f32 ?x?x? chain 0 in_place - group 128";
@@ -1043,6 +1044,21 @@ TEST(ArtifactTest, GroupResults) {
   rejected("result 1 f32 ?x?x? chain 0 in_place -",
            "unexpected 'result 1 f32 ?x?x? chain 0 in_place -'");
   rejected("result 1 f32 ?x?x? chain 0 in_place - grp 128", "malformed result");
+  // The row multiple is a power of two.
+  for (const char *bad : {"0", "96", "-128", "x"}) {
+    std::string t = text;
+    t.replace(t.find("row_multiple 128"), 16,
+              std::string("row_multiple ") + bad);
+    Artifact a;
+    std::string e;
+    EXPECT_FALSE(parseArtifact(t, a, e)) << bad;
+    EXPECT_NE(e.find("malformed row_multiple (a power of two)"),
+              std::string::npos)
+        << e;
+  }
+  // Absent: 1.
+  ASSERT_TRUE(parseArtifact(quantizedArtifactBody(), artifact, error)) << error;
+  EXPECT_EQ(artifact.kernels[0].rowMultiple, 1);
 }
 
 TEST(ArtifactTest, QuantizedDtypesAndPerRowResults) {

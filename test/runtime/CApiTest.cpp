@@ -370,6 +370,9 @@ TEST_F(CApiGroupTest, DescribeNamesTheGroup) {
   size_t length = 0;
   ASSERT_EQ(nf_artifact_describe(artifact, &json, &length), 0);
   std::string text(json, length);
+  EXPECT_NE(text.find("\"row_length\":-1,\"row_multiple\":128,"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("{\"index\":1,\"dtype\":\"f32\",\"shape\":[-1,-1,-1],"
                       "\"chain\":0,\"in_place\":-1,\"group\":128}"),
             std::string::npos)
@@ -381,8 +384,8 @@ TEST_F(CApiGroupTest, ChecksTheGroupResult) {
   EXPECT_EQ(check(1, 1, 128, 1), 0) << error;
   // D must be a multiple of G, and the last size D / G.
   EXPECT_NE(check(2, 3, 200, 1), 0);
-  EXPECT_TRUE(says("row length D = 200 is not a multiple of the group size "
-                   "128 of result 1"))
+  EXPECT_TRUE(says("row length D = 200 is not a multiple of 128, the group "
+                   "size of the kernel's group reductions"))
       << error;
   EXPECT_NE(check(2, 3, 384, 4), 0);
   EXPECT_TRUE(says("result 1 dimension 2 must be D / 128 = 3, found 4"))

@@ -144,6 +144,7 @@ inline std::string groupArtifactBody() {
       "target sm_90",
       "kernel blocks",
       "row_length ?",
+      "row_multiple 128",
       "variant blocks_v0 vectorized max_d 0 schedule streaming threads_per_row "
       "256 rows_per_cta 1 chunk 4 chunks_per_thread 0 block 256 shared 0",
       "variant blocks_g1 general max_d 0 schedule streaming threads_per_row "
