@@ -162,32 +162,11 @@ Value KernelLowering::segmentReduce(Value partial, ReduceKind kind,
   return partial;
 }
 
-/// Before the epilogue of a register-resident row: the group values (and
-/// reciprocals) of all the thread's chunks, chunk after chunk per value, so
-/// that their butterflies, independent across chunks, are in flight
-/// together; evaluated with each chunk's stores, each chunk's shuffle chain
-/// would wait behind the branch of the previous chunk's stores.
-void KernelLowering::evaluateGroupsOfChunks(const Chain &chain,
-                                            MutableArrayRef<Chunk> chunks) {
-  for (Operation *op : chain.ops) {
-    if (isa<GroupType>(op->getResult(0).getType())) {
-      for (Chunk &chunk : chunks)
-        evaluateGroup(op->getResult(0), chunk);
-    } else if (auto div = dyn_cast<DivOp>(op)) {
-      if (isa<GroupType>(div.getRhs().getType()))
-        for (Chunk &chunk : chunks)
-          groupReciprocals(div, chunk);
-    }
-  }
-}
-
-/// The scales (empty when none is needed) and correctly rounded
-/// reciprocals of the group values a row is divided by, for `chunk`.
-std::pair<SmallVector<Value>, SmallVector<Value>>
-KernelLowering::groupReciprocals(DivOp op, Chunk &chunk) {
-  auto cached = chunk.groupReciprocals.find(op);
-  if (cached != chunk.groupReciprocals.end())
-    return cached->second;
+/// A row divided by group values: the row times the correctly rounded
+/// reciprocal of each group value (as for a per-row scalar, see
+/// emitReciprocals), computed once per group value of the chunk.
+Value KernelLowering::divideByGroup(DivOp op, Chunk &chunk) {
+  auto type = cast<GroupType>(op.getRhs().getType());
   SmallVector<Value> scales, reciprocalValues;
   bool normal = isNormalOrNaN(op.getRhs());
   for (Value s : evaluateGroup(op.getRhs(), chunk)) {
@@ -205,22 +184,11 @@ KernelLowering::groupReciprocals(DivOp op, Chunk &chunk) {
     reciprocalValues.push_back(
         callF32("llvm.nvvm.rcp.rn.f", arith::MulFOp::create(b, loc, s, k)));
   }
-  auto result = std::make_pair(scales, reciprocalValues);
-  chunk.groupReciprocals[op] = result;
-  return result;
-}
-
-/// A row divided by group values: the row times the correctly rounded
-/// reciprocal of each group value (as for a per-row scalar, see
-/// emitReciprocals), computed once per group value of the chunk.
-Value KernelLowering::divideByGroup(DivOp op, Chunk &chunk) {
-  int64_t group = cast<GroupType>(op.getRhs().getType()).getSize();
-  auto [scales, reciprocalValues] = groupReciprocals(op, chunk);
   Value x = toF32(evaluate(op.getLhs(), chunk));
-  if (!scales.empty())
-    x = arith::MulFOp::create(b, loc, x, expandGroup(scales, group));
-  Value q =
-      arith::MulFOp::create(b, loc, x, expandGroup(reciprocalValues, group));
+  if (!normal)
+    x = arith::MulFOp::create(b, loc, x, expandGroup(scales, type.getSize()));
+  Value q = arith::MulFOp::create(
+      b, loc, x, expandGroup(reciprocalValues, type.getSize()));
   return fromF32(q, getRowElementType(op.getType()));
 }
 

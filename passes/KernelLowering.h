@@ -35,10 +35,6 @@ struct Chunk {
   DenseMap<Value, Value> cache;
   /// Group values: the chunk's max(1, chunk / G) values (GroupReductions.cpp).
   DenseMap<Value, SmallVector<Value>> groups;
-  /// Per division of a row by group values: the scales (empty when none is
-  /// needed) and reciprocals of the chunk's group values.
-  DenseMap<Operation *, std::pair<SmallVector<Value>, SmallVector<Value>>>
-      groupReciprocals;
 };
 
 class KernelLowering {
@@ -130,10 +126,6 @@ private:
   // Group values (GroupReductions.cpp).
   LogicalResult checkGroups();
   SmallVector<Value> evaluateGroup(Value v, Chunk &chunk);
-  void evaluateGroupsOfChunks(const Chain &chain,
-                              MutableArrayRef<Chunk> chunks);
-  std::pair<SmallVector<Value>, SmallVector<Value>>
-  groupReciprocals(DivOp op, Chunk &chunk);
   Value expandGroup(ArrayRef<Value> values, int64_t group);
   SmallVector<Value> reduceGroups(ReduceOp op, Chunk &chunk);
   Value segmentReduce(Value partial, ReduceKind kind, int64_t lanes);

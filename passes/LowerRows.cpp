@@ -391,7 +391,6 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
         needed.push_back(output.second);
       maybeRematerialize(chunks, needed);
     }
-    evaluateGroupsOfChunks(chain, chunks);
     for (Chunk &chunk : chunks)
       for (auto &[r, value] : outputs)
         storeOutput(r, value, chunk);

@@ -14,13 +14,7 @@
 // CHECK: nvvm.shfl.sync  bfly %[[MASK]], %{{.*}}, %{{.*}}, %{{.*}} : f32 -> f32
 // CHECK: nvvm.shfl.sync  bfly %[[MASK]]
 // CHECK: nvvm.shfl.sync  bfly %[[MASK]]
-// CHECK-NOT: llvm.store
-// CHECK: vector.reduction <maximumf>, %{{.*}} : vector<4xf32> into f32
-// CHECK-COUNT-3: nvvm.shfl.sync  bfly
 // CHECK-NOT: nvvm.shfl.sync
-// CHECK-NOT: llvm.store
-// CHECK: llvm.call_intrinsic "llvm.nvvm.rcp.rn.f"
-// CHECK-NOT: llvm.store
 // CHECK: llvm.call_intrinsic "llvm.nvvm.rcp.rn.f"
 // CHECK: arith.remui %{{.*}}, %{{.*}} : i64
 // CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
