@@ -59,11 +59,14 @@ def load(path):
 
 
 def sizes_for(kernel):
-    """B, S, D, F for a kernel: several rows, an odd D where D is dynamic,
-    frames when the kernel has a [B, F, 1, D] operand."""
+    """B, S, D, F for a kernel: several rows, an odd D where D is dynamic
+    (three groups where the kernel has group reductions: D a multiple of
+    their size), frames when the kernel has a [B, F, 1, D] operand."""
     frames = any(a.bcast == "BF1D" for a in kernel.meta.args)
     rope = any(a.role == "rope_cache" for a in kernel.meta.args)
-    D = kernel.meta.row_length if kernel.meta.row_length > 0 else 100
+    multiple = kernel.meta.row_multiple
+    D = kernel.meta.row_length if kernel.meta.row_length > 0 else \
+        100 if multiple == 1 else 3 * multiple
     if rope:
         return dict(B=5, S=3, D=D, F=1)
     return dict(B=2, S=6, D=D, F=3 if frames else 1)
