@@ -40,6 +40,13 @@ def randn(shape, dtype, gen, device):
     return torch.randn(shape, generator=gen, device=device).to(dtype)
 
 
+def _rms32(x, weight):
+    """RMSNorm(x) * weight in f32, as the eager functions compute it."""
+    xf = x.float()
+    return xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS) \
+        * weight.float()
+
+
 def _rms64(x, weight):
     x = x.double()
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS) \
@@ -52,10 +59,7 @@ def rmsnorm_quant_fp8_inputs(M, D, gen, device):
 
 
 def rmsnorm_quant_fp8_eager(x, weight):
-    xf = x.float()
-    y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS) \
-        * weight.float()
-    return quantize_rows(y, FP8)
+    return quantize_rows(_rms32(x, weight), FP8)
 
 
 def rmsnorm_quant_fp8_ref(x, weight):
@@ -72,10 +76,7 @@ def fused_add_rmsnorm_quant_i8_inputs(M, D, gen, device):
 def fused_add_rmsnorm_quant_i8_eager(x, residual, weight):
     r = (x.float() + residual.float()).to(residual.dtype)
     residual.copy_(r)
-    rf = r.float()
-    y = rf * torch.rsqrt(rf.pow(2).mean(-1, keepdim=True) + EPS) \
-        * weight.float()
-    q, scale = quantize_rows(y, torch.int8)
+    q, scale = quantize_rows(_rms32(r, weight), torch.int8)
     return q, residual, scale
 
 
@@ -121,10 +122,7 @@ def rmsnorm_quant_fp8_group128_inputs(M, D, gen, device):
 
 
 def rmsnorm_quant_fp8_group128_eager(x, weight):
-    xf = x.float()
-    y = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS) \
-        * weight.float()
-    return quantize_groups(y, FP8)
+    return quantize_groups(_rms32(x, weight), FP8)
 
 
 def rmsnorm_quant_fp8_group128_ref(x, weight):

@@ -545,55 +545,41 @@ LogicalResult KernelEmitter::emitOp(Operation *op,
         std::string x = names[reduce.getInput()];
         if (narrow.contains(reduce.getInput()))
           x += ".expand(-1, -1, -1, " + rowLength + ")";
-        std::string expr;
-        switch (reduce.getKind()) {
-        case ReduceKind::Sum:
-          expr = "torch.sum(" + x +
-                 ", -1, keepdim=True, dtype=torch.float64).to(torch.float32)";
-          break;
-        case ReduceKind::Max:
-          expr = "torch.amax(" + x + ", -1, keepdim=True)";
-          break;
-        case ReduceKind::Mean:
-          expr = "(torch.sum(" + x +
-                 ", -1, keepdim=True, dtype=torch.float64)" + " / " +
-                 rowLength + ").to(torch.float32)";
-          break;
-        case ReduceKind::MeanSq:
-          expr = "(torch.sum(" + x + ".double().square(), -1, keepdim=True)" +
-                 " / " + rowLength + ").to(torch.float32)";
-          break;
-        }
+        // Over each group of G elements instead: the row viewed as [...,
+        // D / G, G] is reduced over its last dimension, and each group's
+        // value is repeated over its G elements, so that group values
+        // combine with rows and scalars as rows do (a [B, S, D / G] result
+        // takes every G-th).
+        std::string keep = ", keepdim=True", count = rowLength, repeat;
         if (std::optional<uint64_t> group = reduce.getGroup()) {
-          // Over each group of G elements: the row viewed as [..., D / G,
-          // G] is reduced over its last dimension, and each group's value
-          // is repeated over its G elements, so that group values combine
-          // with rows and scalars as rows do (a [B, S, D / G] result takes
-          // every G-th).
           std::string g = std::to_string(*group);
           line("if " + rowLength + " % " + g +
                ": raise ValueError(f\"the row length D = {" + rowLength +
                "} is not a multiple of the group size " + g + "\")");
-          std::string grouped = x + ".unflatten(-1, (-1, " + g + "))";
-          switch (reduce.getKind()) {
-          case ReduceKind::Sum:
-            expr = "torch.sum(" + grouped +
-                   ", -1, dtype=torch.float64).to(torch.float32)";
-            break;
-          case ReduceKind::Max:
-            expr = "torch.amax(" + grouped + ", -1)";
-            break;
-          case ReduceKind::Mean:
-            expr = "(torch.sum(" + grouped + ", -1, dtype=torch.float64) / " +
-                   g + ").to(torch.float32)";
-            break;
-          case ReduceKind::MeanSq:
-            expr = "(torch.sum(" + grouped + ".double().square(), -1) / " + g +
-                   ").to(torch.float32)";
-            break;
-          }
-          expr += ".repeat_interleave(" + g + ", -1)";
+          x += ".unflatten(-1, (-1, " + g + "))";
+          keep = "";
+          count = g;
+          repeat = ".repeat_interleave(" + g + ", -1)";
         }
+        std::string expr;
+        switch (reduce.getKind()) {
+        case ReduceKind::Sum:
+          expr = "torch.sum(" + x + ", -1" + keep +
+                 ", dtype=torch.float64).to(torch.float32)";
+          break;
+        case ReduceKind::Max:
+          expr = "torch.amax(" + x + ", -1" + keep + ")";
+          break;
+        case ReduceKind::Mean:
+          expr = "(torch.sum(" + x + ", -1" + keep +
+                 ", dtype=torch.float64) / " + count + ").to(torch.float32)";
+          break;
+        case ReduceKind::MeanSq:
+          expr = "(torch.sum(" + x + ".double().square(), -1" + keep + ") / " +
+                 count + ").to(torch.float32)";
+          break;
+        }
+        expr += repeat;
         assign(reduce.getResult(), expr,
                (opName + " " + stringifyReduceKind(reduce.getKind())).str());
         return success();
