@@ -71,7 +71,8 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
 
     - static D: one schedule, the fewest threads per row (a power of two, at
       most 512: a 1024-thread CTA leaves 64 registers per thread) that hold
-      the row in at most `max-chunks` chunks per thread. Under 32 threads
+      the row in at most `max-chunks` chunks per thread, and at least the
+      `G / chunk` lanes a group reduction of G elements spans. Under 32 threads
       several rows share a warp (`multi_row`); 32 is one warp per row
       (`warp`); more is one CTA per row with a shared-memory step (`cta`).
     - dynamic D: a *family*, the schedule a static D would get for every
@@ -134,7 +135,11 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
       same threads: register-resident while a thread holds at most 8
       elements (or the kernel writes a rotary result in place, which needs
       the whole row), else streamed; streamed general variants of
-      consecutive schedules with the same threads are one function.
+      consecutive schedules with the same threads are one function. In a
+      kernel with group reductions its chunks stay of consecutive elements
+      (loaded one by one), so that a group spans as few lanes as in the
+      vectorized variant; vectorized variants whose chunks a group would
+      span more than a warp or the row's threads with are left out.
 
     Variants are ordered by the longest row they serve, vectorized first;
     the last has no bound on D (except for in-place rotary kernels, whose
@@ -183,7 +188,10 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     `streaming` row is re-read per pass). Modulation operands are loaded per row;
     `select_load` loads only the chosen operand; a rotary partner in another
     lane of the warp is exchanged with `gpu.shuffle xor`, otherwise it is
-    recomputed from its own inputs.
+    recomputed from its own inputs. A group reduction is reduced per chunk:
+    in the thread, then across the group's lanes by a butterfly of
+    `nvvm.shfl.sync` whose member mask is those lanes (at most 32 lanes and
+    the row's threads; a larger group is an error).
 
     ```mlir
     gpu.module @nf_kernels {
