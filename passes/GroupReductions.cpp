@@ -118,11 +118,13 @@ SmallVector<Value> KernelLowering::reduceGroups(ReduceOp op, Chunk &chunk) {
       values.push_back(vector::ExtractOp::create(b, loc, v, j));
       continue;
     }
-    Value slice = width == c
-                      ? v
-                      : vector::ExtractStridedSliceOp::create(
-                            b, loc, v, ArrayRef<int64_t>{j * width},
-                            ArrayRef<int64_t>{width}, ArrayRef<int64_t>{1});
+    // The group's elements (a shuffle: the NVVM pipeline lowers it, not
+    // vector.extract_strided_slice).
+    SmallVector<int64_t> lanes;
+    for (int64_t e = 0; e < width; ++e)
+      lanes.push_back(j * width + e);
+    Value slice =
+        width == c ? v : vector::ShuffleOp::create(b, loc, v, v, lanes);
     values.push_back(
         vector::ReductionOp::create(b, loc, combining, slice).getResult());
   }

@@ -19,6 +19,10 @@ for ex in examples/*quant*.mlir; do
   "$bin/nf-compile" "$ex" --sm sm_80 -o "gpu-q/sm80/$name.nfa"
   cp "$ex" gpu-q/examples/
 done
+# Group reductions of every shape (python/tests/gpu_matrix.py checks it
+# against its fallback).
+"$bin/nf-compile" test/Codegen/ptx-groups.mlir --sm sm_90 --cubin \
+  -o gpu-q/roofline/groups_mixed.nfa
 # Loads of every quantized type (python/tests/gpu_quant.py checks all codes).
 deq=test/runtime/Inputs/dequantize.mlir
 "$bin/nf-compile" "$deq" --sm sm_90 --cubin -o gpu-q/roofline/dequantize.nfa

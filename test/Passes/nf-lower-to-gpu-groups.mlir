@@ -36,8 +36,10 @@ nf.kernel @groups(%x: tensor<?x?x?xf32>) -> (tensor<?x?x?xf32>, tensor<?x?x?xf32
 // the thread (no shuffle), each stored by the chunk that holds it.
 // CHECK-LABEL: gpu.func @small_groups_v0_warp32x1(
 // CHECK-NOT: nvvm.shfl.sync
-// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [2], strides = [1]} : vector<4xf32> to vector<2xf32>
-// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [2], sizes = [2], strides = [1]} : vector<4xf32> to vector<2xf32>
+// CHECK: %[[G0:.*]] = vector.shuffle %[[V:.*]], %[[V]] [0, 1] : vector<4xf32>, vector<4xf32>
+// CHECK: vector.reduction <add>, %[[G0]] : vector<2xf32> into f32
+// CHECK: %[[G1:.*]] = vector.shuffle %[[V]], %[[V]] [2, 3] : vector<4xf32>, vector<4xf32>
+// CHECK: vector.reduction <add>, %[[G1]] : vector<2xf32> into f32
 // CHECK-NOT: nvvm.shfl.sync
 // CHECK: llvm.store %{{.*}} : f32, !llvm.ptr<1>
 // CHECK: llvm.store %{{.*}} : f32, !llvm.ptr<1>
