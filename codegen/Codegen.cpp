@@ -150,6 +150,7 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   NfLowerToGPUOptions lowering;
   lowering.chip = options.chip;
   gpuStage.addPass(createNfLowerToGPU(lowering));
+  gpuStage.addPass(createNfAllowContraction());
   if (failed(gpuStage.run(module)))
     return failure();
   for (const auto &hint : options.minCtasPerSm) {

@@ -96,8 +96,6 @@ SmallVector<Value> KernelLowering::reduceGroups(ReduceOp op, Chunk &chunk) {
   int64_t g = *op.getGroup(), c = sched.chunk;
   Value v = evaluate(op.getInput(), chunk);
   ReduceKind kind = op.getKind();
-  if (kind == ReduceKind::MeanSq)
-    v = arith::MulFOp::create(b, loc, v, v);
   bool isMax = kind == ReduceKind::Max;
   Value identity = f32c(isMax ? -std::numeric_limits<double>::infinity() : 0.0);
   // Elements past the row (a general chunk's tail) count as the identity;
@@ -109,25 +107,10 @@ SmallVector<Value> KernelLowering::reduceGroups(ReduceOp op, Chunk &chunk) {
         b, loc, VectorType::get({c}, b.getI1Type()), chunk.valid);
     v = select(mask, v, splat(identity));
   }
-  auto combining =
-      isMax ? vector::CombiningKind::MAXIMUMF : vector::CombiningKind::ADD;
   SmallVector<Value> values;
   int64_t width = std::min(g, c);
-  for (int64_t j = 0; j < c / width; ++j) {
-    if (width == 1) {
-      values.push_back(vector::ExtractOp::create(b, loc, v, j));
-      continue;
-    }
-    // The group's elements (a shuffle: the NVVM pipeline lowers it, not
-    // vector.extract_strided_slice).
-    SmallVector<int64_t> lanes;
-    for (int64_t e = 0; e < width; ++e)
-      lanes.push_back(j * width + e);
-    Value slice =
-        width == c ? v : vector::ShuffleOp::create(b, loc, v, v, lanes);
-    values.push_back(
-        vector::ReductionOp::create(b, loc, combining, slice).getResult());
-  }
+  for (int64_t j = 0; j < c / width; ++j)
+    values.push_back(reduceLanes(v, kind, j * width, width));
   if (g > c)
     values.front() = segmentReduce(values.front(), kind, g / c);
   if (kind == ReduceKind::Mean || kind == ReduceKind::MeanSq)

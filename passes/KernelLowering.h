@@ -116,6 +116,7 @@ private:
 
   // Reductions and stores.
   Value reduceChunk(ReduceOp op, Chunk &chunk);
+  Value reduceLanes(Value v, ReduceKind kind, int64_t begin, int64_t count);
   Value combine(ReduceKind kind, Value x, Value y);
   Value allReduce(Value partial, ReduceKind kind, unsigned slot);
   void storeRow(unsigned result, Value value, Chunk &chunk);

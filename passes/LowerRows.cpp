@@ -528,21 +528,64 @@ Value KernelLowering::combine(ReduceKind kind, Value x, Value y) {
   return arith::AddFOp::create(b, loc, x, y);
 }
 
+Value KernelLowering::reduceLanes(Value v, ReduceKind kind, int64_t begin,
+                                  int64_t count) {
+  // Streamed schedules keep vector.reduction (a sum starts at +0.0, the
+  // squares are rounded): their chunk loops wait on memory, not on issue,
+  // and their 1024-thread CTAs sit at 32 registers, two per SM, which the
+  // forms below crossed (33 registers for LayerNorm's, one CTA per SM,
+  // -18 points at D = 24576; docs/benchmarks.md "Fused multiply-add").
+  if (!sched.isRegisterResident()) {
+    if (kind == ReduceKind::MeanSq)
+      v = arith::MulFOp::create(b, loc, v, v);
+    if (count == 1 && sched.chunk != 1)
+      return vector::ExtractOp::create(b, loc, v, begin);
+    Value slice = v;
+    if (count != sched.chunk) {
+      SmallVector<int64_t> lanes;
+      for (int64_t e = begin; e < begin + count; ++e)
+        lanes.push_back(e);
+      slice = vector::ShuffleOp::create(b, loc, v, v, lanes);
+    }
+    auto combining = kind == ReduceKind::Max ? vector::CombiningKind::MAXIMUMF
+                                             : vector::CombiningKind::ADD;
+    return vector::ReductionOp::create(b, loc, combining, slice);
+  }
+  SmallVector<Value> elements;
+  for (int64_t e = begin; e < begin + count; ++e)
+    elements.push_back(vector::ExtractOp::create(b, loc, v, e));
+  // A sum of squares accumulates by fused multiply-add: one instruction and
+  // one rounding per element (the square is not rounded on its own).
+  if (kind == ReduceKind::MeanSq) {
+    Value acc = arith::MulFOp::create(b, loc, elements[0], elements[0]);
+    for (Value e : ArrayRef<Value>(elements).drop_front())
+      acc = math::FmaOp::create(b, loc, e, e, acc);
+    return acc;
+  }
+  // Sums and maxima by a balanced tree: count - 1 operations, log2(count)
+  // deep, and no identity to start from (vector.reduction starts a sum at
+  // +0.0, an addition that cannot be folded away).
+  while (elements.size() > 1) {
+    SmallVector<Value> next;
+    for (size_t i = 0; i < elements.size(); i += 2)
+      next.push_back(combine(kind, elements[i], elements[i + 1]));
+    elements = std::move(next);
+  }
+  return elements.front();
+}
+
 Value KernelLowering::reduceChunk(ReduceOp op, Chunk &chunk) {
   Value v = evaluate(op.getInput(), chunk);
-  if (op.getKind() == ReduceKind::MeanSq)
-    v = arith::MulFOp::create(b, loc, v, v);
   bool isMax = op.getKind() == ReduceKind::Max;
   Value identity = f32c(isMax ? -std::numeric_limits<double>::infinity() : 0.0);
-  // Masked elements contribute the identity (-inf for max, not 0).
+  // Masked elements contribute the identity (-inf for max, not 0; a masked
+  // element of a sum of squares is 0 before it is squared).
   if (!vectorized) {
     Value mask = vector::FromElementsOp::create(
         b, loc, VectorType::get({sched.chunk}, b.getI1Type()), chunk.valid);
     v = select(mask, v, splat(identity));
   }
-  auto kind =
-      isMax ? vector::CombiningKind::MAXIMUMF : vector::CombiningKind::ADD;
-  Value sum = vector::ReductionOp::create(b, loc, kind, v);
+  Value sum = reduceLanes(v, op.getKind(), 0, sched.chunk);
   if (vectorized)
     sum = select(chunk.valid[0], sum, identity);
   return sum;

@@ -214,4 +214,40 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def NfAllowContraction : Pass<"nf-allow-contraction", "::mlir::ModuleOp"> {
+  let summary = "let f32 multiplies and adds of the kernels fuse into FMA";
+  let description = [{
+    Marks every `arith.mulf`, `arith.addf` and `arith.subf` of the GPU
+    functions of register-resident variants with `fastmath<contract>`, so
+    that LLVM may fuse a multiply and the add or subtraction that consumes
+    it into one `fma.rn.f32` (the product is then not rounded on its own). Without the flag the NVPTX
+    backend emits `mul.rn.f32` and `add.rn.f32`, which ptxas may not fuse
+    either. Contraction is what nvcc (`--fmad=true`) and Triton do by
+    default; normalization chains are made of such pairs (`x * rstd * w + b`,
+    `n * (1 + scale) + shift`, `x * cos - y * sin`), and on the kernels that
+    are issue-bound (quantizing, modulated LayerNorm) each saved instruction
+    counts. Nothing else changes rounding: divisions, square roots,
+    reciprocals and conversions keep theirs. Functions of streamed
+    schedules (`nf.variants` of the kernels name them) are left alone:
+    contracted, ptxas gave their chunk loops more registers (32 -> 54 for
+    the modulated LayerNorm + fp8 kernel) and the SM one CTA of 1024 threads
+    instead of two, 8 to 20 points slower at D = 24576 and 32768 (H200,
+    docs/benchmarks.md "Fused multiply-add"). The interpreter and the
+    PyTorch fallback round every operation, so results may differ from them
+    in the last bit of an f32 intermediate.
+
+    Before:
+    ```mlir
+    %p = arith.mulf %x, %w : vector<8xf32>
+    %y = arith.addf %p, %b : vector<8xf32>
+    ```
+    After:
+    ```mlir
+    %p = arith.mulf %x, %w fastmath<contract> : vector<8xf32>
+    %y = arith.addf %p, %b fastmath<contract> : vector<8xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // NF_PASSES_TD

@@ -8,7 +8,13 @@
 // the group's first lane, at element base / 32 of the [B, S, D / 32] result.
 // CHECK-LABEL: gpu.func @groups_v0_warp32x2(
 // CHECK: %[[LANE:.*]] = arith.trunci %{{.*}} : i64 to i32
-// CHECK: vector.reduction <maximumf>, %{{.*}} : vector<4xf32> into f32
+// CHECK: %[[E0:.*]] = vector.extract %[[V:.*]][0] : f32 from vector<4xf32>
+// CHECK: %[[E1:.*]] = vector.extract %[[V]][1] : f32 from vector<4xf32>
+// CHECK: %[[E2:.*]] = vector.extract %[[V]][2] : f32 from vector<4xf32>
+// CHECK: %[[E3:.*]] = vector.extract %[[V]][3] : f32 from vector<4xf32>
+// CHECK: %[[M01:.*]] = arith.maximumf %[[E0]], %[[E1]] : f32
+// CHECK: %[[M23:.*]] = arith.maximumf %[[E2]], %[[E3]] : f32
+// CHECK: arith.maximumf %[[M01]], %[[M23]] : f32
 // CHECK: %[[FIRST:.*]] = arith.andi %[[LANE]], %{{.*}} : i32
 // CHECK: %[[MASK:.*]] = arith.shli %{{.*}}, %[[FIRST]] : i32
 // CHECK: nvvm.shfl.sync  bfly %[[MASK]], %{{.*}}, %{{.*}}, %{{.*}} : f32 -> f32
@@ -36,10 +42,12 @@ nf.kernel @groups(%x: tensor<?x?x?xf32>) -> (tensor<?x?x?xf32>, tensor<?x?x?xf32
 // the thread (no shuffle), each stored by the chunk that holds it.
 // CHECK-LABEL: gpu.func @small_groups_v0_warp32x1(
 // CHECK-NOT: nvvm.shfl.sync
-// CHECK: %[[G0:.*]] = vector.shuffle %[[V:.*]], %[[V]] [0, 1] : vector<4xf32>, vector<4xf32>
-// CHECK: vector.reduction <add>, %[[G0]] : vector<2xf32> into f32
-// CHECK: %[[G1:.*]] = vector.shuffle %[[V]], %[[V]] [2, 3] : vector<4xf32>, vector<4xf32>
-// CHECK: vector.reduction <add>, %[[G1]] : vector<2xf32> into f32
+// CHECK: %[[E0:.*]] = vector.extract %[[V:.*]][0] : f32 from vector<4xf32>
+// CHECK: %[[E1:.*]] = vector.extract %[[V]][1] : f32 from vector<4xf32>
+// CHECK: arith.addf %[[E0]], %[[E1]] : f32
+// CHECK: %[[E2:.*]] = vector.extract %[[V]][2] : f32 from vector<4xf32>
+// CHECK: %[[E3:.*]] = vector.extract %[[V]][3] : f32 from vector<4xf32>
+// CHECK: arith.addf %[[E2]], %[[E3]] : f32
 // CHECK-NOT: nvvm.shfl.sync
 // CHECK: llvm.store %{{.*}} : f32, !llvm.ptr<1>
 // CHECK: llvm.store %{{.*}} : f32, !llvm.ptr<1>

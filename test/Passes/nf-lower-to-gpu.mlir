@@ -12,7 +12,14 @@
 // CHECK-SAME: kernel
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
-// CHECK: vector.reduction <add>
+// A chunk's sum of squares: one multiply, then a fused multiply-add per
+// element (no vector.reduction: it would start the sum at +0.0).
+// CHECK: %[[E0:.*]] = vector.extract %[[V:.*]][0] : f32 from vector<8xf32>
+// CHECK: %[[E1:.*]] = vector.extract %[[V]][1] : f32 from vector<8xf32>
+// CHECK: %[[SQ:.*]] = arith.mulf %[[E0]], %[[E0]] : f32
+// CHECK-NEXT: math.fma %[[E1]], %[[E1]], %[[SQ]] : f32
+// CHECK-COUNT-6: math.fma
+// CHECK-NOT: vector.reduction
 // CHECK: gpu.shuffle  xor %{{.*}}, %c8_i32
 // CHECK: gpu.shuffle  xor %{{.*}}, %c4_i32
 // CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32
