@@ -238,9 +238,16 @@ class Nf_BinaryOp<string mnemonic, string what, string accuracy = "">
   let hasVerifier = 1;
 }
 
-def Nf_AddOp : Nf_BinaryOp<"add", "addition">;
-def Nf_SubOp : Nf_BinaryOp<"sub", "subtraction">;
-def Nf_MulOp : Nf_BinaryOp<"mul", "multiplication">;
+// What the GPU lowering may do to f32 additions, subtractions and
+// multiplications (-nf-allow-contraction).
+defvar Nf_Contractable = [{, except that in the GPU kernels of
+    register-resident variants an f32 multiplication and the addition or
+    subtraction that consumes it may be one fused multiply-add (the product
+    is not rounded on its own; -nf-allow-contraction), and a sum of squares
+    is accumulated so}];
+def Nf_AddOp : Nf_BinaryOp<"add", "addition", Nf_Contractable>;
+def Nf_SubOp : Nf_BinaryOp<"sub", "subtraction", Nf_Contractable>;
+def Nf_MulOp : Nf_BinaryOp<"mul", "multiplication", Nf_Contractable>;
 def Nf_DivOp : Nf_BinaryOp<"div", "division", [{, except that
     a row divided by a per-row scalar or a group value `s` is multiplied by
     the correctly rounded `1/s`, computed once per row or group (one extra
