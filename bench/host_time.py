@@ -7,7 +7,10 @@ kernel before the host issues the next, so the wall time per call is host
 time. Reports the op through the package (`mod.<kernel>(...)`) and called
 as `torch.ops.normfuse.<op>(...)`, Kernel.launch, and in the same run `x.add_(1)` and `torch.empty` (one eager
 op each), with the path the package took (the C++ extension or ctypes;
-NF_NO_EXTENSION=1 forces ctypes). Median of 5 rounds per entry.
+NF_NO_EXTENSION=1 forces ctypes); with the extension also the op through
+torch.ops' Python binding ("op via torch.ops", what Kernel.__call__ did
+before its C++ eager path). Median of --rounds rounds per entry, the entries
+interleaved in every round.
 """
 
 import argparse
@@ -27,19 +30,23 @@ except ImportError:
 from normfuse.testing import make_args  # noqa: E402
 
 
-def per_call_us(fn, calls):
-    for _ in range(200):
-        fn()
-    torch.cuda.synchronize()
-    rounds = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(calls):
+def per_call_us(fns, calls, rounds):
+    """Median per label of `rounds` timed loops, the labels interleaved in
+    every round (so that a drift of the machine's speed hits all alike)."""
+    for fn in fns.values():
+        for _ in range(200):
             fn()
-        t1 = time.perf_counter()
-        torch.cuda.synchronize()
-        rounds.append((t1 - t0) * 1e6 / calls)
-    return statistics.median(rounds)
+    torch.cuda.synchronize()
+    times = {label: [] for label in fns}
+    for _ in range(rounds):
+        for label, fn in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            t1 = time.perf_counter()
+            torch.cuda.synchronize()
+            times[label].append((t1 - t0) * 1e6 / calls)
+    return {label: statistics.median(t) for label, t in times.items()}
 
 
 def main():
@@ -47,6 +54,7 @@ def main():
     p.add_argument("artifact")
     p.add_argument("--calls", type=int, default=5000)
     p.add_argument("--D", type=int, default=3840)
+    p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--json")
     opts = p.parse_args()
     mod = normfuse.load(opts.artifact, prefix="host")
@@ -57,19 +65,23 @@ def main():
     result = {"path": path, "kernel": kernel.name,
               "device": torch.cuda.get_device_name(),
               "torch": torch.__version__}
-    for label, fn in (
-            ("op", lambda: kernel(*args)),
-            ("torch.ops", lambda: kernel.op(*args)),
-            ("launch", lambda: kernel.launch(*args)),
-            ("x.add_(1)", lambda: x.add_(1)),
-            ("torch.empty", lambda: torch.empty((1, 1, opts.D),
-                                                dtype=torch.bfloat16,
-                                                device="cuda"))):
-        result[label] = per_call_us(fn, opts.calls)
+    fns = {"op": lambda: kernel(*args),
+           "torch.ops": lambda: kernel.op(*args),
+           "launch": lambda: kernel.launch(*args),
+           "x.add_(1)": lambda: x.add_(1),
+           "torch.empty": lambda: torch.empty((1, 1, opts.D),
+                                              dtype=torch.bfloat16,
+                                              device="cuda")}
+    if kernel._call is not None:
+        # The op through Python's torch.ops binding (Kernel.__call__
+        # without the extension's eager path), for comparison.
+        plain = normfuse.Kernel.__new__(normfuse.Kernel)
+        plain.__dict__.update(kernel.__dict__, _call=None)
+        fns["op via torch.ops"] = lambda: plain(*args)
+    result.update(per_call_us(fns, opts.calls, opts.rounds))
     print(f"host time per call ({path}, {kernel.name}, {result['device']}): "
           + ", ".join(f"{k} {result[k]:.2f} us"
-                      for k in ("op", "torch.ops", "launch", "x.add_(1)",
-                                  "torch.empty")))
+                      for k in fns))
     if opts.json:
         Path(opts.json).write_text(json.dumps(result, indent=1))
 

@@ -29,6 +29,8 @@ export PYTHONPATH=$site/target
 tail -3 "$out/pip.log"
 cd /tmp
 "$py" -c "import normfuse, sys; print('installed at', normfuse.__file__, '; extension:', normfuse._ext is not None)" | tee -a "$out/device.txt"
+# NF_BUILD_EXTENSION=1: the extension must have been built and must load.
+"$py" -c "import normfuse._normfuse_ext" || { echo "error: the extension does not load"; status=1; }
 
 echo "== the package's tests, installed copy"
 NF_TEST_INSTALLED=1 NF_TEST_ARTIFACTS=$repo/gpu-py/test "$py" -m unittest \

@@ -44,9 +44,26 @@ _ext = None
 if not os.environ.get("NF_NO_EXTENSION"):
     try:
         from . import _normfuse_ext as _ext
-    except ImportError:
+    except ImportError as e:
         _ext = None
+        # Built but not loadable (another torch than the one it was built
+        # against): say so rather than be silently slower.
+        import glob
+        if glob.glob(os.path.join(os.path.dirname(__file__),
+                                  "_normfuse_ext*.so")):
+            import warnings
+            warnings.warn(f"normfuse: the C++ extension does not load ({e}); "
+                          "launching through ctypes", RuntimeWarning)
 from ._compile import CompileError, compile_artifact, find_compiler
+
+# True while torch.compile traces (then Kernel.__call__ goes through
+# torch.ops, which it can trace); torch before 2.3 lacks it and has no
+# extension either.
+try:
+    from torch.compiler import is_compiling as _is_compiling
+except ImportError:
+    def _is_compiling():
+        return False
 
 __all__ = ["compile", "load", "Module", "Kernel", "NormfuseError",
            "ArtifactError", "CompileError", "find_compiler"]
@@ -176,10 +193,18 @@ class Kernel:
             # frame between the caller and the C++ launcher.
             self.launch = self._ext.launch
         self.op = None  # set by _define
+        self._call = None  # the extension's eager path, set by _define
 
     # -- calling ------------------------------------------------------------
     def __call__(self, *args):
         try:
+            # Eager, with the extension: the op through the dispatcher from
+            # C++ (NotImplemented where only torch.ops' binding will do).
+            # torch.compile traces torch.ops instead.
+            if self._call is not None and not _is_compiling():
+                out = self._call(*args)
+                if out is not NotImplemented:
+                    return out
             fresh = self.op(*args)
         except (RuntimeError, TypeError) as e:
             if isinstance(e, NormfuseError):
@@ -608,6 +633,7 @@ def _define(kernel, digest):
     _LIBRARY.define(f"{name}({', '.join(params)}) -> {ret}")
     if kernel._ext is not None:
         kernel._ext.register_cuda(name)
+        kernel._call = kernel._ext.call
     else:
         _LIBRARY.impl(name, kernel._cuda, "CUDA")
     _LIBRARY.impl(name, kernel._cpu, "CPU")

@@ -15,10 +15,12 @@
 
 #include "runtime/nf_runtime.h"
 
+#include <ATen/PythonTorchFunctionTLS.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/cuda/EmptyTensor.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <torch/csrc/Exceptions.h>
 #include <torch/extension.h>
 #include <torch/library.h>
 #include <torch/version.h>
@@ -27,6 +29,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -118,7 +121,27 @@ struct KernelSpec {
 /// The kernels of one name: one, or one per dtype combination.
 struct Dispatch {
   std::vector<std::shared_ptr<KernelSpec>> specs;
+  /// The op normfuse::<op> once its CUDA implementation is registered.
+  std::optional<c10::OperatorHandle> op;
 };
+
+/// The results in the IR's order (in-place ones are their arguments): one
+/// object, or a tuple.
+pybind11::object assemble(const KernelSpec &spec, const pybind11::args &args,
+                          std::vector<at::Tensor> fresh) {
+  namespace py = pybind11;
+  size_t n = spec.inPlace.size(), next = 0;
+  if (n == 1 && spec.inPlace[0] < 0)
+    return py::cast(std::move(fresh[0]));
+  py::tuple out(n);
+  for (size_t r = 0; r < n; ++r)
+    out[r] = spec.inPlace[r] >= 0
+                 ? py::reinterpret_borrow<py::object>(args[spec.inPlace[r]])
+                 : py::cast(std::move(fresh[next++]));
+  if (n == 1)
+    return out[0];
+  return std::move(out);
+}
 
 int dtypeCode(at::ScalarType type) {
   switch (type) {
@@ -401,19 +424,53 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
                                e.what_without_backtrace());
                throw py::error_already_set();
              }
-             const KernelSpec &spec = *chosen;
-             size_t n = spec.inPlace.size(), next = 0;
-             if (n == 1 && spec.inPlace[0] < 0)
-               return py::cast(std::move(fresh[0]));
-             py::tuple out(n);
-             for (size_t r = 0; r < n; ++r)
-               out[r] = spec.inPlace[r] >= 0
-                            ? py::reinterpret_borrow<py::object>(
-                                  args[spec.inPlace[r]])
-                            : py::cast(std::move(fresh[next++]));
-             if (n == 1)
-               return out[0];
-             return std::move(out);
+             return assemble(*chosen, args, std::move(fresh));
+           })
+      // Kernel.__call__'s eager path: the op through the dispatcher, as
+      // torch.ops.normfuse.<op> calls it (autograd, modes, every device
+      // type, the CPU fallback), without the Python binding's schema
+      // matching. Returns NotImplemented where that binding is needed: an
+      // argument that is not a tensor or an int, a tensor or mode with
+      // __torch_function__, a count or kind the schema does not take; the
+      // caller then goes through torch.ops, which also words the errors.
+      .def("call",
+           [](const Dispatch &dispatch, py::args args) -> py::object {
+             HANDLE_TH_ERRORS
+             const KernelSpec &first = *dispatch.specs[0];
+             py::object notImplemented =
+                 py::reinterpret_borrow<py::object>(Py_NotImplemented);
+             if (!dispatch.op || args.size() != first.argNames.size() ||
+                 at::impl::torch_function_mode_enabled())
+               return notImplemented;
+             torch::jit::Stack stack;
+             stack.reserve(args.size());
+             for (size_t i = 0; i < args.size(); ++i) {
+               PyObject *a = args[i].ptr();
+               // A tensor subclass may have __torch_function__ (a
+               // Parameter is a tensor to C++).
+               if (first.argIsTensor[i] && THPVariable_CheckExact(a))
+                 stack.emplace_back(THPVariable_Unpack(a));
+               else if (!first.argIsTensor[i] && PyLong_Check(a) &&
+                        !PyBool_Check(a)) {
+                 int overflow = 0;
+                 long long value = PyLong_AsLongLongAndOverflow(a, &overflow);
+                 if (overflow)
+                   return notImplemented;
+                 stack.emplace_back(static_cast<int64_t>(value));
+               } else {
+                 return notImplemented;
+               }
+             }
+             dispatch.op->callBoxed(stack);
+             // The spec of the combination the tensors' dtypes picked
+             // (the boxed kernel or the fallback ran it): only its
+             // results' order matters, and every combination has the same.
+             std::vector<at::Tensor> fresh;
+             fresh.reserve(stack.size());
+             for (c10::IValue &v : stack)
+               fresh.push_back(std::move(v).toTensor());
+             return assemble(first, args, std::move(fresh));
+             END_HANDLE_TH_ERRORS_PYBIND
            })
       // Registers the kernel as the CUDA implementation of normfuse::<op>.
       .def("register_cuda", [](std::shared_ptr<Dispatch> dispatch,
@@ -424,5 +481,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         library->impl(op.c_str(), torch::CppFunction::makeFromBoxedFunctor(
                                       std::make_unique<BoxedLaunch>(dispatch)));
         libraries().push_back(std::move(library));
+        dispatch->op = c10::Dispatcher::singleton().findSchemaOrThrow(
+            ("normfuse::" + op).c_str(), "");
       });
 }

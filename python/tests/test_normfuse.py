@@ -640,6 +640,38 @@ class CudaTest(unittest.TestCase):
                             self.check_kernel(k, layout, c)
         torch.cuda.synchronize()
 
+    @unittest.skipUnless(TORCH2, "modes need torch 2")
+    def test_eager_call_sees_modes(self):
+        # The extension's eager path calls the op from C++: a torch function
+        # mode must still see the call (it is then made through torch.ops),
+        # and a dispatch mode the op itself, with the results unchanged.
+        from torch.overrides import TorchFunctionMode
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        path = artifact_named(self, "fused_add_gate_norm")
+        k = next(iter(load(path).kernels.values()))
+        args = make_args(k, **sizes_for(k), device="cuda", seed=6)
+        want = k(*args)
+        seen = []
+
+        class Functions(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                seen.append(("function", str(func)))
+                return func(*args, **(kwargs or {}))
+
+        class Dispatches(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                seen.append(("dispatch", str(func)))
+                return func(*args, **(kwargs or {}))
+
+        for mode in (Functions(), Dispatches()):
+            seen.clear()
+            with mode:
+                got = k(*args)
+            self.assertTrue(any(k.op_name in name for _, name in seen),
+                            f"{type(mode).__name__} saw {seen}")
+            self.assertTrue(torch.equal(got, want))
+
     def test_mixed_devices_rejected(self):
         path = artifact_named(self, "fused_add_gate_norm")
         k = next(iter(load(path).kernels.values()))
