@@ -125,12 +125,14 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
       its guard: row tensors and strides aligned to the accesses (16 bytes),
       D a multiple of the chunk, and D at most the schedule's capacity if it
       holds the row in registers;
-    - for a register-resident schedule, its 8-byte twin: half the chunk,
-      twice the chunks per thread, the same threads and capacity, for rows
-      that are a multiple of half a chunk only (D = 100 in bf16); its guard
-      asks accesses of half the width to be aligned (unless D is static and
-      a multiple of the whole chunk, or a rotary half is not whole half
-      chunks);
+    - for a register-resident schedule, its 8-byte and 4-byte twins: half
+      (a quarter of) the chunk, twice (four times) the chunks per thread,
+      the same threads and capacity, for rows that are a multiple of half a
+      chunk only (D = 100 in bf16) or of a quarter (D = 1030), at least two
+      elements per access; the guard asks accesses of that width to be
+      aligned. A static D gets only the widest twin that divides it (none
+      where the whole chunk does), and none where a rotary half is not
+      whole twin chunks;
     - a *general* variant (any alignment, one element per access) with the
       same threads: register-resident while a thread holds at most 8
       elements (or the kernel writes a rotary result in place, which needs
@@ -173,7 +175,7 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     Turns every variant (`nf.variants`) of every decomposed `nf.kernel`
     into a `gpu.func @<kernel>_<variant>` in one `gpu.module @nf_kernels`:
     a vectorized variant uses vector loads and stores of its chunk (16
-    bytes of the narrowest type, 8 for a twin; aligned bases, row strides
+    bytes of the narrowest type, 8 or 4 for a twin; aligned bases, row strides
     and D multiples of the chunk), a general one element accesses (any
     alignment, any D). The runtime picks one at
     launch. Parameters follow passes/KernelABI.h; all variants of a kernel

@@ -12,8 +12,8 @@
 // RUN: nf-compile %s --sm sm_80 --streaming --emit=ptx | FileCheck %s --check-prefix=STREAM
 // D left dynamic: the family, one variant per schedule a static D would
 // get (16-byte accesses), each register-resident one with an 8-byte twin
-// (rows of a multiple of 4 elements), and the general variants for any
-// alignment; rows longer than 512 threads x 4 chunks are streamed by 1024
+// (rows of a multiple of 4 elements) and a 4-byte one (even rows), and the
+// general variants for any alignment; rows longer than 512 threads x 4 chunks are streamed by 1024
 // threads.
 // RUN: nf-compile %s --sm sm_90 --emit=ptx | FileCheck %s --check-prefix=FAMILY
 // D fixed but too long for one CTA's registers: streamed by 1024 threads.
@@ -70,21 +70,24 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 
 // FAMILY-LABEL: .entry rms_v0_multi_row1x1(
 // FAMILY-LABEL: .entry rms_v1_multi_row1x2(
-// FAMILY-LABEL: .entry rms_g2_multi_row1x8(
-// FAMILY-LABEL: .entry rms_v12_multi_row16x1(
+// FAMILY-LABEL: .entry rms_v2_multi_row1x4(
+// FAMILY-LABEL: .entry rms_g3_multi_row1x8(
+// FAMILY-LABEL: .entry rms_v16_multi_row16x1(
 // FAMILY: .maxntid 128, 1, 1
 // FAMILY: ld.global.nc.v4.b32
-// FAMILY-LABEL: .entry rms_v13_multi_row16x2(
+// FAMILY-LABEL: .entry rms_v17_multi_row16x2(
 // FAMILY: ld.global.nc.v2.b32
-// FAMILY-LABEL: .entry rms_v24_warp32x4(
+// FAMILY-LABEL: .entry rms_v33_warp32x4(
 // FAMILY-COUNT-4: ld.global.nc.v4.b32
-// FAMILY-LABEL: .entry rms_v25_warp32x8(
+// FAMILY-LABEL: .entry rms_v34_warp32x8(
 // FAMILY-COUNT-8: ld.global.nc.v2.b32
-// FAMILY-LABEL: .entry rms_v34_cta128x4(
+// FAMILY-LABEL: .entry rms_v35_warp32x16(
+// FAMILY-COUNT-16: ld.global.nc.b32
+// FAMILY-LABEL: .entry rms_v47_cta128x4(
 // FAMILY: bar.sync
-// FAMILY-LABEL: .entry rms_v44_cta512x4(
+// FAMILY-LABEL: .entry rms_v61_cta512x4(
 // FAMILY: .maxntid 512, 1, 1
-// FAMILY-LABEL: .entry rms_v47_streaming1024(
+// FAMILY-LABEL: .entry rms_v65_streaming1024(
 // FAMILY: .maxntid 1024, 1, 1
-// FAMILY-LABEL: .entry rms_g48_streaming1024(
+// FAMILY-LABEL: .entry rms_g66_streaming1024(
 // FAMILY-NOT: .entry

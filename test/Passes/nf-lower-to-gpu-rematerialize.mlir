@@ -28,8 +28,13 @@
 // CHECK: gpu.shuffle  xor
 // CHECK: arith.xori %{{.*}}, %{{.*}} : vector<2xi32>
 // CHECK: llvm.store %{{.*}} {alignment = 8 : i64} : vector<4xbf16>, !llvm.ptr<1>
+// Its 4-byte twin (even rows), one word per chunk.
+// CHECK-LABEL: gpu.func @rms_v2_warp32x8(
+// CHECK: gpu.shuffle  xor
+// CHECK: arith.xori %{{.*}}, %{{.*}} : vector<1xi32>
+// CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
 // The general variant streams: nothing to rematerialize.
-// CHECK-LABEL: gpu.func @rms_g2_streaming32(
+// CHECK-LABEL: gpu.func @rms_g3_streaming32(
 // CHECK-NOT: arith.xori
 // CHECK: gpu.return
 nf.kernel @rms(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>

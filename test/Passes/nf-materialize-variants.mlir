@@ -1,6 +1,6 @@
 // Schedules become variants with guards.
 // RUN: nf-opt %s -split-input-file -nf-materialize-variants -verify-diagnostics | FileCheck %s
-// RUN: nf-opt %s -split-input-file -nf-materialize-variants="drop=family_v2_warp32x4,family_g4_streaming32,static128_v0_multi_row16x1" -verify-diagnostics | FileCheck %s --check-prefix=DROP
+// RUN: nf-opt %s -split-input-file -nf-materialize-variants="drop=family_v3_warp32x4,family_g6_streaming32,static128_v0_multi_row16x1" -verify-diagnostics | FileCheck %s --check-prefix=DROP
 
 // One register-resident schedule (static D): a vectorized variant guarded
 // by its capacity (16 threads x 1 chunk x 8), and the general one with the
@@ -33,28 +33,44 @@ nf.kernel @static100(%x: tensor<?x?x100xbf16>) -> tensor<?x?x100xbf16>
 
 // -----
 
+// A static D that is even only (102 bf16 elements): 4-byte accesses of 2
+// elements, four times the chunks per thread.
+// CHECK-LABEL: nf.kernel @static102
+// CHECK-SAME: nf.variants = [#nf.variant<name = "v0_multi_row16x4", vectorized = true, max_d = 128, schedule = <threads_per_row = 16, rows_per_cta = 8, chunk = 2, chunks_per_thread = 4, rows_per_thread = 2>>,
+// CHECK-SAME: #nf.variant<name = "g1_multi_row16x8", vectorized = false, max_d = 128,
+nf.kernel @static102(%x: tensor<?x?x102xbf16>) -> tensor<?x?x102xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 1, rows_per_thread = 2>]} {
+  %r = nf.load %x [B, S, D] : tensor<?x?x102xbf16>
+  nf.return %r : !nf.row<bf16>
+}
+
+// -----
+
 // A family (D dynamic): each schedule's vectorized variant, then, for a
 // register-resident one, its 8-byte twin (half the chunk, twice the chunks:
-// rows whose length is a multiple of 4 but not 8); general variants stream
-// where a thread would hold more than 8 elements, and the streamed general
-// variants of consecutive schedules with the same threads are one function
-// serving both (max_d of the later). Ordered by the longest row served,
-// vectorized first, 16-byte before 8-byte; the last has no bound.
+// rows whose length is a multiple of 4 but not 8) and its 4-byte twin (a
+// quarter of the chunk: even rows); general variants stream where a thread
+// would hold more than 8 elements, and the streamed general variants of
+// consecutive schedules with the same threads are one function serving both
+// (max_d of the later). Ordered by the longest row served, vectorized
+// first, wider accesses before narrower; the last has no bound.
 // CHECK-LABEL: nf.kernel @family
 // CHECK-SAME: #nf.variant<name = "v0_warp32x3", vectorized = true, max_d = 768, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 3>>,
 // CHECK-SAME: #nf.variant<name = "v1_warp32x6", vectorized = true, max_d = 768, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 4, chunks_per_thread = 6>>,
-// CHECK-SAME: #nf.variant<name = "v2_warp32x4", vectorized = true, max_d = 1024,
-// CHECK-SAME: #nf.variant<name = "v3_warp32x8", vectorized = true, max_d = 1024,
-// CHECK-SAME: #nf.variant<name = "g4_streaming32", vectorized = false, max_d = 1024, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 1, chunks_per_thread = 0>>,
-// CHECK-SAME: #nf.variant<name = "v5_streaming1024", vectorized = true, max_d = 0, schedule = <threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>>,
-// CHECK-SAME: #nf.variant<name = "g6_streaming1024", vectorized = false, max_d = 0, schedule = <threads_per_row = 1024, rows_per_cta = 1, chunk = 1, chunks_per_thread = 0>>]
+// CHECK-SAME: #nf.variant<name = "v2_warp32x12", vectorized = true, max_d = 768, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 2, chunks_per_thread = 12>>,
+// CHECK-SAME: #nf.variant<name = "v3_warp32x4", vectorized = true, max_d = 1024,
+// CHECK-SAME: #nf.variant<name = "v4_warp32x8", vectorized = true, max_d = 1024,
+// CHECK-SAME: #nf.variant<name = "v5_warp32x16", vectorized = true, max_d = 1024,
+// CHECK-SAME: #nf.variant<name = "g6_streaming32", vectorized = false, max_d = 1024, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 1, chunks_per_thread = 0>>,
+// CHECK-SAME: #nf.variant<name = "v7_streaming1024", vectorized = true, max_d = 0, schedule = <threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>>,
+// CHECK-SAME: #nf.variant<name = "g8_streaming1024", vectorized = false, max_d = 0, schedule = <threads_per_row = 1024, rows_per_cta = 1, chunk = 1, chunks_per_thread = 0>>]
 // nf-compile drops a family's register-resident vectorized variant that
 // ptxas spills: the next one serves its rows; the others keep their names.
 // General variants and variants of a static D are never dropped.
 // DROP-LABEL: nf.kernel @static128
 // DROP-SAME: name = "v0_multi_row16x1"
 // DROP-LABEL: nf.kernel @family
-// DROP-SAME: nf.variants = [#nf.variant<name = "v0_warp32x3", {{.*}}>, #nf.variant<name = "v1_warp32x6", {{.*}}>, #nf.variant<name = "v3_warp32x8", {{.*}}>, #nf.variant<name = "g4_streaming32", {{.*}}>, #nf.variant<name = "v5_streaming1024", {{.*}}>, #nf.variant<name = "g6_streaming1024", {{.*}}>]}
+// DROP-SAME: nf.variants = [#nf.variant<name = "v0_warp32x3", {{.*}}>, #nf.variant<name = "v1_warp32x6", {{.*}}>, #nf.variant<name = "v2_warp32x12", {{.*}}>, #nf.variant<name = "v4_warp32x8", {{.*}}>, #nf.variant<name = "v5_warp32x16", {{.*}}>, #nf.variant<name = "g6_streaming32", {{.*}}>, #nf.variant<name = "v7_streaming1024", {{.*}}>, #nf.variant<name = "g8_streaming1024", {{.*}}>]}
 nf.kernel @family(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
     attributes {nf.schedules = [
       #nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 3>,

@@ -104,20 +104,22 @@ TEST(ArtifactTest, ReadsCompilerOutput) {
   // unbounded streamed ones.
   expectSoundFamily(artifact, k);
   ASSERT_GT(k.variants.size(), 4u);
-  int registerResident = 0, halfChunk = 0;
+  int registerResident = 0, halfChunk = 0, quarterChunk = 0;
   for (size_t i = 0; i < k.variants.size(); ++i) {
     const VariantInfo &v = k.variants[i];
     SCOPED_TRACE(v.function);
     // bf16 rows: 16-byte chunks of 8 elements; each register-resident one
     // is followed by its 8-byte twin (4 elements, twice the chunks, the
-    // same threads and bound) for rows of a multiple of 4.
-    if (v.vectorized && v.chunk == 4) {
-      ++halfChunk;
-      ASSERT_GT(i, 0u);
-      const VariantInfo &full = k.variants[i - 1];
+    // same threads and bound) for rows of a multiple of 4, then its 4-byte
+    // twin (2 elements, four times the chunks) for even rows.
+    if (v.vectorized && (v.chunk == 4 || v.chunk == 2)) {
+      ++(v.chunk == 4 ? halfChunk : quarterChunk);
+      size_t back = v.chunk == 4 ? 1 : 2;
+      ASSERT_GE(i, back);
+      const VariantInfo &full = k.variants[i - back];
       EXPECT_TRUE(full.vectorized);
       EXPECT_EQ(full.chunk, 8);
-      EXPECT_EQ(v.chunksPerThread, 2 * full.chunksPerThread);
+      EXPECT_EQ(v.chunksPerThread, 8 / v.chunk * full.chunksPerThread);
       EXPECT_EQ(v.threadsPerRow, full.threadsPerRow);
       EXPECT_EQ(v.maxD, full.maxD);
     } else if (v.vectorized) {
@@ -127,6 +129,7 @@ TEST(ArtifactTest, ReadsCompilerOutput) {
   }
   EXPECT_GT(registerResident, 2);
   EXPECT_GT(halfChunk, 2);
+  EXPECT_EQ(quarterChunk, halfChunk);
   // The last two serve any D: streamed, vectorized then general.
   const VariantInfo &vec = k.variants[k.variants.size() - 2];
   const VariantInfo &gen = k.variants.back();

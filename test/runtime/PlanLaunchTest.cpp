@@ -431,14 +431,20 @@ TEST_F(FusedTest, GeneralWhenMisaligned) {
 }
 
 TEST_F(FusedTest, GeneralWhenRowsArePadded) {
-  // 1538 bf16 elements: rows 3076 bytes apart, 4-byte aligned only.
-  Launch launch = make(3, 7, 1536, 1538);
+  // 1537 bf16 elements: rows 3074 bytes apart, 2-byte aligned only.
+  Launch launch = make(3, 7, 1536, 1537);
   LaunchPlan plan;
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
   EXPECT_FALSE(plan.vectorized);
-  EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 1, 1), 1538u);
+  EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 1, 1), 1537u);
   expectParams(kernel(), launch, plan, {21}, {7}, {1}, 1536);
   expectFirstFit(kernel(), plan, 1536, false, {21});
+  // 1538: rows 3076 bytes apart, 4-byte aligned: the 4-byte variant.
+  launch = make(3, 7, 1536, 1538);
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_TRUE(plan.vectorized);
+  EXPECT_EQ(expectFirstFitUpTo(kernel(), plan, 1536, 2, {21}).chunk, 2);
+  expectParams(kernel(), launch, plan, {21}, {7}, {1}, 1536);
   // 1540: rows 3080 bytes apart, 8-byte aligned: the 8-byte variant.
   launch = make(3, 7, 1536, 1540);
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
@@ -472,25 +478,43 @@ TEST_F(FusedTest, HalfChunksWhenDIsAMultipleOfFour) {
   EXPECT_EQ(expectFirstFitUpTo(kernel(), plan, 1536, 4, {21}).chunk, 4);
 }
 
-TEST_F(FusedTest, GeneralWhenDIsNotAMultipleOfFour) {
-  // Every stride and pointer aligned, but D % 4 != 0.
+TEST_F(FusedTest, QuarterChunksWhenDIsEven) {
+  // Every stride and pointer aligned, D % 4 == 2: the 4-byte twin (chunks
+  // of 2 elements) of the variant that serves D.
   Launch launch = make(3, 7, 1530, 1536);
   LaunchPlan plan;
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
-  EXPECT_FALSE(plan.vectorized);
+  EXPECT_TRUE(plan.vectorized);
   EXPECT_EQ(plan.rowLength, 1530);
-  expectFirstFit(kernel(), plan, 1530, true, {21});
+  const VariantInfo &v =
+      expectFirstFitUpTo(kernel(), plan, 1530, kAnyChunk, {21});
+  EXPECT_EQ(v.chunk, 2);
+  EXPECT_GE(v.maxD, 1530);
+  // Dense rows of 1542 elements (3084 bytes apart: 4-byte aligned).
   launch = make(3, 7, 1542);
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
-  EXPECT_FALSE(plan.vectorized);
-  expectFirstFit(kernel(), plan, 1542, false, {21});
-  // Short rows: a general variant that holds them in registers.
-  launch = make(3, 7, 10);
+  EXPECT_EQ(expectFirstFitUpTo(kernel(), plan, 1542, 2, {21}).chunk, 2);
+}
+
+TEST_F(FusedTest, GeneralWhenDIsOdd) {
+  // Every stride and pointer aligned, but D is odd.
+  Launch launch = make(3, 7, 1531, 1536);
+  LaunchPlan plan;
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
   EXPECT_FALSE(plan.vectorized);
-  const VariantInfo &v = expectFirstFit(kernel(), plan, 10, false, {21});
-  EXPECT_GT(v.chunksPerThread, 0);
-  EXPECT_GE(v.maxD, 10);
+  EXPECT_EQ(plan.rowLength, 1531);
+  expectFirstFit(kernel(), plan, 1531, true, {21});
+  launch = make(3, 7, 1543);
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_FALSE(plan.vectorized);
+  expectFirstFit(kernel(), plan, 1543, false, {21});
+  // Short rows: a general variant that holds them in registers.
+  launch = make(3, 7, 9);
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  EXPECT_FALSE(plan.vectorized);
+  const VariantInfo &g = expectFirstFit(kernel(), plan, 9, false, {21});
+  EXPECT_GT(g.chunksPerThread, 0);
+  EXPECT_GE(g.maxD, 9);
 }
 
 TEST_F(FusedTest, GeneralWithoutVectorizedVariants) {
@@ -661,8 +685,13 @@ TEST_F(FusedTest, EveryRowLengthHasAVariant) {
         launch.results[0].data += 2;
       // Dense rows of d bf16 elements are 16-byte aligned when d % 8 == 0,
       // 8-byte aligned when d % 4 == 0 (the f32 operands, 4d bytes apart,
-      // are then 16-byte aligned); a result 2 bytes off allows no chunk.
-      int64_t maxChunk = !aligned ? 0 : d % 8 == 0 ? 8 : d % 4 == 0 ? 4 : 0;
+      // are then 16-byte aligned), 4-byte aligned when d is even; a result
+      // 2 bytes off allows no chunk.
+      int64_t maxChunk = !aligned     ? 0
+                         : d % 8 == 0 ? 8
+                         : d % 4 == 0 ? 4
+                         : d % 2 == 0 ? 2
+                                      : 0;
       LaunchPlan plan;
       Status status = launch.plan(kernel(), plan);
       ASSERT_TRUE(status.ok()) << "D = " << d << ": " << status.message();
