@@ -116,8 +116,7 @@ struct NfMaterializeVariantsPass
       // Without them such rows take the general variant, one element per
       // access (RMSNorm D = 100: 46% of a copy, 79% with the 8-byte twin).
       // A static D gets the widest that divides it.
-      for (int64_t narrow = s.chunk / 2;
-           s.isRegisterResident() && narrow >= 2 && s.chunk % narrow == 0;
+      for (int64_t narrow = s.chunk / 2; s.isRegisterResident() && narrow >= 2;
            narrow /= 2) {
         if (!canVectorize(kernel, narrow) ||
             (staticD && *staticD % (2 * narrow) == 0))
