@@ -123,7 +123,10 @@ static int64_t sharedMemoryBytes(KernelOp kernel, const Schedule &schedule,
                                    llvm::count_if(chain.ops, [](Operation *op) {
                                      return isa<ReduceOp>(op);
                                    }));
-  return reductions * schedule.ctaRows() * warps * 4;
+  // A cluster schedule adds one slot per reduction and CTA of the cluster.
+  return reductions * (schedule.ctaRows() * warps +
+                       (schedule.clusterSize > 1 ? schedule.clusterSize : 0)) *
+         4;
 }
 
 LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
@@ -133,7 +136,7 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
   // The body is composed in memory so that its digest can end the file.
   std::string body;
   llvm::raw_string_ostream os(body);
-  os << "normfuse-artifact 5\n";
+  os << "normfuse-artifact 6\n";
   os << "target " << chip << "\n";
   for (KernelOp kernel : module.getOps<KernelOp>()) {
     FailureOr<SmallVector<VariantAttr>> variants = getVariants(kernel);
@@ -164,7 +167,8 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
          << " threads_per_row " << s.threadsPerRow << " rows_per_cta "
          << s.ctaRows() << " chunk " << s.chunk << " chunks_per_thread "
          << s.chunksPerThread << " block " << s.blockSize() << " shared "
-         << sharedMemoryBytes(kernel, s, chains) << "\n";
+         << sharedMemoryBytes(kernel, s, chains) << " cluster "
+         << s.clusterSize << "\n";
     }
     os << "chains " << chains.getChains().size() << "\n";
     SmallVector<ArgumentUse> uses = describeArguments(kernel, chains);
@@ -225,6 +229,8 @@ void mlir::nf::printKernelSummary(ModuleOp module, llvm::raw_ostream &os) {
          << " rows_per_thread=" << s.rowsPerThread;
       if (s.isRegisterResident())
         os << " chunks_per_thread=" << s.chunksPerThread;
+      if (s.clusterSize > 1)
+        os << " cluster=" << s.clusterSize;
       os << " block=" << s.blockSize()
          << " shared=" << sharedMemoryBytes(kernel, s, chains) << "B\n";
     }

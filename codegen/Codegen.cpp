@@ -8,6 +8,7 @@
 #include "codegen/Codegen.h"
 #include "dialect/NfOps.h"
 #include "passes/Passes.h"
+#include "passes/QuantizedCasts.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/Passes.h"
@@ -83,6 +84,16 @@ LogicalResult mlir::nf::validateCodegenOptions(const CodegenOptions &options,
     error = "rows per thread must be from 1 to 8";
     return failure();
   }
+  if (options.maxCluster != -1 &&
+      (options.maxCluster < 1 || options.maxCluster > 8 ||
+       !llvm::isPowerOf2_64(options.maxCluster))) {
+    error = "max cluster must be 1, 2, 4 or 8";
+    return failure();
+  }
+  if (options.maxCluster > 1 && !hasHardwareFp8(options.chip)) {
+    error = "thread-block clusters need sm_90 or newer, not " + options.chip;
+    return failure();
+  }
   static const StringRef stages[] = {"", "rows", "gpu", "nvvm"};
   if (!llvm::is_contained(stages, options.dumpStage)) {
     error =
@@ -137,6 +148,10 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   schedule.rowsPerCta = options.rowsPerCta;
   schedule.rowsPerThread = options.rowsPerThread;
   schedule.forceStreaming = options.streaming;
+  // Clusters exist from sm_90 on (the same chips as hardware fp8).
+  schedule.maxCluster = options.maxCluster >= 1 ? options.maxCluster
+                        : hasHardwareFp8(options.chip) ? 8
+                                                       : 1;
   rows.addPass(createNfSelectSchedule(schedule));
   NfMaterializeVariantsOptions variants;
   variants.drop.assign(options.dropVariants.begin(),
@@ -175,6 +190,10 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.optLevel = 3;
+  // sm_90's default PTX ISA is 7.8; the relaxed cluster barrier arrive of
+  // cluster schedules needs 8.0 (every driver that runs sm_90 reads it).
+  if (options.chip == "sm_90")
+    target.features = "+ptx80";
   nvvm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &gpuModule = nvvm.nest<gpu::GPUModuleOp>();
   gpuModule.addPass(createSCFToControlFlowPass());

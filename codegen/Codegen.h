@@ -37,6 +37,10 @@ struct CodegenOptions {
   int64_t rowsPerCta = 0;
   int64_t rowsPerThread = 0; ///< 0: the schedule's choice
   bool streaming = false;
+  /// Most CTAs of a thread-block cluster that share a row too long for one
+  /// CTA's registers: -1 for the target's default (8 from sm_90 on, where
+  /// clusters exist; 1 before), 1 for none (such rows are streamed).
+  int64_t maxCluster = -1;
   /// Occupancy asked of ptxas per generated function: emitted as
   /// `.minnctapersm` (nvvm.minctasm). nf-compile fills it for the functions
   /// ptxas spilled (see --avoid-spills); empty by default.

@@ -154,6 +154,12 @@ def Nf_ScheduleAttr : Nf_Attr<"Schedule", "schedule"> {
     at most `threads_per_row * chunks_per_thread * chunk`
     elements. With 0 the row is streamed from memory once per reduction (any
     D).
+    With `cluster_size` = N > 1 (sm_90 and newer) a row too long for one
+    CTA's registers is shared by the N CTAs of a thread-block cluster, each
+    holding `threads_per_row * chunks_per_thread` of its chunks: the variant
+    serves rows of N times as many elements, a CTA holds one row
+    (`rows_per_cta` = `rows_per_thread` = 1), and each reduction over the row
+    is combined across the cluster through distributed shared memory.
     Parameters left at their default are not printed.
 
     ```mlir
@@ -166,7 +172,8 @@ def Nf_ScheduleAttr : Nf_Attr<"Schedule", "schedule"> {
     "int64_t":$rows_per_cta,
     "int64_t":$chunk,
     "int64_t":$chunks_per_thread,
-    DefaultValuedParameter<"int64_t", "1">:$rows_per_thread
+    DefaultValuedParameter<"int64_t", "1">:$rows_per_thread,
+    DefaultValuedParameter<"int64_t", "1">:$cluster_size
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

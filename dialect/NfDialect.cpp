@@ -113,7 +113,7 @@ LogicalResult GroupType::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t threadsPerRow, int64_t rowsPerCta,
                                    int64_t chunk, int64_t chunksPerThread,
-                                   int64_t rowsPerThread) {
+                                   int64_t rowsPerThread, int64_t clusterSize) {
   if (!llvm::isPowerOf2_64(threadsPerRow) || threadsPerRow > 1024 ||
       (threadsPerRow > 32 && threadsPerRow % 32 != 0))
     return emitError() << "threads_per_row must be a power of two <= 1024, "
@@ -132,11 +132,22 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (rowsPerThread < 1 || rowsPerThread > 8)
     return emitError() << "rows_per_thread must be 1 to 8, found "
                        << rowsPerThread;
+  // 8 is the most CTAs a cluster may portably have.
+  if (!llvm::isPowerOf2_64(clusterSize) || clusterSize > 8)
+    return emitError() << "cluster_size must be 1, 2, 4 or 8, found "
+                       << clusterSize;
+  if (clusterSize > 1 &&
+      (chunksPerThread == 0 || rowsPerCta != 1 || rowsPerThread != 1))
+    return emitError() << "a cluster schedule (cluster_size = " << clusterSize
+                       << ") holds one register-resident row per CTA: it "
+                          "needs chunks_per_thread > 0 and rows_per_cta = "
+                          "rows_per_thread = 1";
   return success();
 }
 
 int64_t ScheduleAttr::getCapacity() const {
-  return getThreadsPerRow() * getChunksPerThread() * getChunk();
+  return getThreadsPerRow() * getChunksPerThread() * getChunk() *
+         getClusterSize();
 }
 
 LogicalResult VariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,

@@ -168,6 +168,16 @@ private:
   // threads; `warpLane` (i32) its lane in the hardware warp.
   Value lane, rowInCta, warpInRow, laneInWarp, warpLane;
 
+  // Cluster schedules (sched.clusterSize > 1): the CTA's rank in its
+  // cluster, the shared array (one f32 per reduction and rank) the CTAs
+  // write their partial results into, and whether the cluster barrier
+  // arrived on at the row's start still needs its wait (before the first
+  // write into another CTA's shared memory).
+  Value clusterRank;
+  std::string clusterSlots;
+  bool clusterWaitPending = false;
+  Value clusterCombine(Value partial, ReduceKind kind, unsigned slot);
+
   // Row state, reset per row.
   Value rowB, rowS, rowFrame, rowValid;
   DenseMap<Value, Value> scalars;

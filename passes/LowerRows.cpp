@@ -240,6 +240,9 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
   // apart; each row is set up (row offsets, select and rotary state) before
   // any is computed.
   int64_t group = sched.rowsPerThread;
+  // The CTAs of a cluster share one row (rows_per_cta and group are 1).
+  if (sched.clusterSize > 1)
+    localCta = div(localCta, i64c(sched.clusterSize));
   Value first = mul(localCta, i64c(sched.rowsPerCta * group));
   auto rowIndex = [&](int64_t g) {
     return add(first, add(i64c(g * sched.rowsPerCta), rowInCta));
@@ -278,10 +281,25 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     chainIndex = c;
     unsigned numReductions = reductions.size();
     SmallVector<SmallVector<Chunk>> rowChunks(group);
+    // In a cluster, the row's chunks are numbered across its CTAs: chunk k
+    // of the thread is k * T * N + rank * T + lane (T threads, N CTAs), so
+    // consecutive lanes touch consecutive chunks.
+    Value firstChunk = lane;
+    if (sched.clusterSize > 1)
+      firstChunk = add(mul(clusterRank, i64c(sched.threadsPerRow)), lane);
     for (int64_t g = 0; g < group; ++g)
       for (int64_t k = 0; k < sched.chunksPerThread; ++k)
-        rowChunks[g].push_back(
-            makeChunk(add(i64c(k * sched.threadsPerRow), lane), numChunks));
+        rowChunks[g].push_back(makeChunk(
+            add(i64c(k * sched.threadsPerRow * sched.clusterSize), firstChunk),
+            numChunks));
+    // The cluster barrier that tells a CTA the others have started (and
+    // their shared memory exists) is arrived on here, waited on before the
+    // first reduction writes into the others: the row's loads overlap it.
+    // Relaxed: nothing written before it needs to be seen by the others.
+    if (sched.clusterSize > 1 && !reductions.empty()) {
+      NVVM::ClusterArriveRelaxedOp::create(b, loc, UnitAttr());
+      clusterWaitPending = true;
+    }
     // With several rows per thread, the [B, S, D] loads of every row are
     // issued before the first row's reductions: the loads of later rows
     // are in flight while earlier ones reduce (a barrier would keep ptxas
@@ -629,6 +647,8 @@ Value KernelLowering::allReduce(Value partial, ReduceKind kind, unsigned slot) {
     }
     partial = total;
   }
+  if (sched.clusterSize > 1)
+    partial = clusterCombine(partial, kind, slot);
   if (kind == ReduceKind::Mean || kind == ReduceKind::MeanSq) {
     // sum * (1 / D), the reciprocal from rcp.approx and one Newton step:
     // within an ulp of sum / D, without the division subroutine.
@@ -670,6 +690,70 @@ void KernelLowering::storeRow(unsigned result, Value value, Chunk &chunk) {
   }
 }
 
+Value KernelLowering::clusterCombine(Value partial, ReduceKind kind,
+                                     unsigned slot) {
+  // `partial` is the CTA's result, the same in all its threads. Thread 0
+  // writes it into slot (slot, rank) of every CTA of the cluster; after a
+  // cluster barrier (arrive: release, wait: acquire) each thread combines
+  // the N slots of its own CTA in rank order, so that every CTA gets the
+  // same value. A CTA writes into the others only before its arrive and
+  // reads only its own slots, so none needs a barrier before it exits, and
+  // each reduction has its own slots.
+  if (clusterWaitPending) {
+    NVVM::ClusterWaitOp::create(b, loc, UnitAttr());
+    clusterWaitPending = false;
+  }
+  int64_t n = sched.clusterSize;
+  auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  auto ptr7 = LLVM::LLVMPointerType::get(b.getContext(), 7);
+  Value base = LLVM::AddressOfOp::create(b, loc, ptr3, clusterSlots);
+  auto slotPtr = [&](Value index) {
+    return LLVM::GEPOp::create(b, loc, ptr3, b.getF32Type(), base,
+                               ValueRange{index});
+  };
+  Value leader =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                            add(mul(rowInCta, i64c(sched.threadsPerRow)), lane),
+                            i64c(0));
+  auto ifOp = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value mine = slotPtr(add(i64c(slot * n), clusterRank));
+    for (int64_t r = 0; r < n; ++r) {
+      Value rank = arith::ConstantIntOp::create(b, loc, r, 32);
+      Value remote = NVVM::MapaOp::create(b, loc, ptr7, mine, rank);
+      LLVM::StoreOp::create(b, loc, partial, remote, 4);
+    }
+  }
+  // Only the writer's warp arrives with release semantics (a fence that
+  // waits for its stores); the other warps arrive relaxed, without one
+  // (ncu: with a release arrive in every warp, warps stalled on the fence
+  // for 6 cycles per issued instruction). The choice is per warp: the
+  // hardware counts a warp's arrival once, and a warp that arrived in two
+  // divergent branches hung the H200.
+  Value firstWarp =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                            add(mul(rowInCta, i64c(sched.threadsPerRow)), lane),
+                            i64c(32));
+  auto arrive = scf::IfOp::create(b, loc, firstWarp, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(arrive.thenBlock());
+    NVVM::ClusterArriveOp::create(b, loc, UnitAttr());
+    b.setInsertionPointToStart(arrive.elseBlock());
+    NVVM::ClusterArriveRelaxedOp::create(b, loc, UnitAttr());
+  }
+  NVVM::ClusterWaitOp::create(b, loc, UnitAttr());
+  Value total;
+  for (int64_t r = 0; r < n; ++r) {
+    Value part = LLVM::LoadOp::create(b, loc, b.getF32Type(),
+                                      slotPtr(i64c(slot * n + r)), 4);
+    total = total ? combine(kind, total, part) : part;
+  }
+  return total;
+}
+
 /// One f32 per row into each [B, S] result, by the row's first thread.
 void KernelLowering::storePerRowValues(
     ArrayRef<std::pair<unsigned, Value>> outputs) {
@@ -677,6 +761,10 @@ void KernelLowering::storePerRowValues(
     return;
   Value first =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, i64c(0));
+  // In a cluster, by the first thread of its first CTA.
+  if (sched.clusterSize > 1)
+    first = andI(first, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              clusterRank, i64c(0)));
   auto ifOp = scf::IfOp::create(b, loc, andI(rowValid, first), false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());

@@ -145,6 +145,19 @@ LogicalResult KernelLowering::emit(StringRef name) {
                         gpu::AddressSpaceAttr::get(
                             b.getContext(), gpu::AddressSpace::Workgroup)));
 
+  if (sched.clusterSize > 1 && maxReductions > 0) {
+    // Written by the other CTAs of the cluster (distributed shared memory):
+    // a shared global rather than a workgroup attribution, so that its
+    // address is the same in every CTA.
+    clusterSlots = (name + "_cluster").str();
+    LLVM::GlobalOp::create(
+        b, loc,
+        LLVM::LLVMArrayType::get(b.getF32Type(),
+                                 maxReductions * sched.clusterSize),
+        /*isConstant=*/false, LLVM::Linkage::Internal, clusterSlots,
+        Attribute(), /*alignment=*/4, /*addrSpace=*/3);
+  }
+
   auto func =
       gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(paramTypes, {}),
                              workgroupTypes, TypeRange{});
@@ -161,6 +174,12 @@ LogicalResult KernelLowering::emit(StringRef name) {
                                      b.getI64IntegerAttr(16));
   }
 
+  // A 1-D cluster: the runtime launches clusterSize consecutive CTAs per
+  // row, which `.reqnctapercluster` groups into one cluster.
+  if (sched.clusterSize > 1)
+    func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                  b.getDenseI32ArrayAttr({(int32_t)sched.clusterSize, 1, 1}));
+
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&func.getBody().front());
   bindParameters(func);
@@ -174,6 +193,9 @@ LogicalResult KernelLowering::emit(StringRef name) {
   laneInWarp = rem(lane, i64c(32));
   warpLane =
       arith::TruncIOp::create(b, loc, b.getI32Type(), rem(tid, i64c(32)));
+  // For a cluster of (N, 1, 1), %cluster_ctarank is blockIdx.x mod N.
+  if (sched.clusterSize > 1)
+    clusterRank = rem(cta, i64c(sched.clusterSize));
 
   // Chains own consecutive CTA ranges, so each CTA runs one chain and its
   // barriers are uniform.
@@ -181,6 +203,9 @@ LogicalResult KernelLowering::emit(StringRef name) {
   Value rowsPerCta = i64c(sched.ctaRows());
   for (unsigned c = 0; c < chains.getChains().size(); ++c) {
     Value ctas = arith::CeilDivUIOp::create(b, loc, chainRows[c], rowsPerCta);
+    // Whole clusters per chain, so a cluster's CTAs take the same branch.
+    if (sched.clusterSize > 1)
+      ctas = mul(ctas, i64c(sched.clusterSize));
     Value end = add(ctaStart, ctas);
     Value mine = andI(
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, cta, ctaStart),

@@ -46,6 +46,8 @@ static std::string describe(const Schedule &s) {
   std::string name = s.getKindName().str() + std::to_string(s.threadsPerRow);
   if (s.isRegisterResident())
     name += "x" + std::to_string(s.chunksPerThread);
+  if (s.clusterSize > 1)
+    name += "c" + std::to_string(s.clusterSize);
   return name;
 }
 
@@ -116,7 +118,10 @@ struct NfMaterializeVariantsPass
       // Without them such rows take the general variant, one element per
       // access (RMSNorm D = 100: 46% of a copy, 79% with the 8-byte twin).
       // A static D gets the widest that divides it.
-      for (int64_t narrow = s.chunk / 2; s.isRegisterResident() && narrow >= 2;
+      // Not for cluster schedules: such long rows are rarely not a multiple
+      // of the chunk, and the general variant streams them.
+      for (int64_t narrow = s.chunk / 2;
+           s.isRegisterResident() && s.clusterSize == 1 && narrow >= 2;
            narrow /= 2) {
         if (!canVectorize(kernel, narrow) ||
             (staticD && *staticD % (2 * narrow) == 0))
@@ -132,6 +137,13 @@ struct NfMaterializeVariantsPass
       // (loaded one by one), so that a group spans as few lanes as in the
       // vectorized variant.
       Schedule g = s;
+      // A cluster schedule's general variant streams its rows with one CTA
+      // of 1024 threads, as the streamed tier after it (the two merge).
+      if (s.clusterSize > 1) {
+        g.clusterSize = 1;
+        g.threadsPerRow = 1024;
+        g.chunksPerThread = 0;
+      }
       if (!groups) {
         g.chunksPerThread *= g.chunk;
         g.chunk = 1;

@@ -83,7 +83,11 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
       the family into variants the runtime picks from at launch, so a
       kernel compiled without `--dim` runs every D with the schedule a
       specialization would have.
-    - a static row too long for registers: `streaming`, 1024 threads, the
+    - a row too long for one CTA's registers: with `max-cluster` > 1 (and
+      no rotary embedding) a `cluster` schedule, the fewest CTAs (a power of
+      two up to `max-cluster`) of 512 threads that hold the row in at most
+      `max-chunks` chunks per thread, one row per cluster; longer rows (and
+      every long row with `max-cluster` = 1): `streaming`, 1024 threads, the
       row read from memory once per reduction.
 
     An option that forces a choice gives one schedule for a dynamic D too
@@ -109,6 +113,10 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
            "most 16-byte chunks of a row a thread keeps in registers">,
     Option<"forceStreaming", "streaming", "bool", /*default=*/"false",
            "stream the row from memory even when D is static">,
+    Option<"maxCluster", "max-cluster", "int64_t", /*default=*/"1",
+           "most CTAs of a thread-block cluster that share a row too long "
+           "for one CTA's registers (1, 2, 4 or 8; 1: none, the row is "
+           "streamed; nf-compile sets 8 for sm_90 and newer)">,
   ];
   let dependentDialects = ["::mlir::nf::NfDialect"];
 }

@@ -22,6 +22,8 @@ using namespace mlir::nf;
 StringRef Schedule::getKindName() const {
   if (!isRegisterResident())
     return "streaming";
+  if (clusterSize > 1)
+    return "cluster";
   if (threadsPerRow < 32)
     return "multi_row";
   if (threadsPerRow == 32)
@@ -31,7 +33,7 @@ StringRef Schedule::getKindName() const {
 
 ScheduleAttr Schedule::toAttr(MLIRContext *ctx) const {
   return ScheduleAttr::get(ctx, threadsPerRow, rowsPerCta, chunk,
-                           chunksPerThread, rowsPerThread);
+                           chunksPerThread, rowsPerThread, clusterSize);
 }
 
 Schedule Schedule::fromAttr(ScheduleAttr attr) {
@@ -41,6 +43,7 @@ Schedule Schedule::fromAttr(ScheduleAttr attr) {
   s.chunk = attr.getChunk();
   s.chunksPerThread = attr.getChunksPerThread();
   s.rowsPerThread = attr.getRowsPerThread();
+  s.clusterSize = attr.getClusterSize();
   return s;
 }
 
@@ -112,6 +115,19 @@ int64_t mlir::nf::getGroupLanes(KernelOp kernel, int64_t chunk) {
   return lanes;
 }
 
+/// The most reductions over the whole row (not group reductions) one chain
+/// of `kernel` has.
+static int64_t countRowReductions(KernelOp kernel) {
+  ChainAnalysis chains(kernel);
+  int64_t most = 0;
+  for (const Chain &chain : chains.getChains())
+    most = std::max<int64_t>(most, llvm::count_if(chain.ops, [](Operation *op) {
+                               auto reduce = dyn_cast<ReduceOp>(op);
+                               return reduce && !reduce.getGroup();
+                             }));
+  return most;
+}
+
 /// The most threads a register-resident row gets by default: a CTA of 1024
 /// threads leaves each at most 64 registers, too few for 4 chunks of row
 /// and their operands (ptxas spilled 56 to 180 bytes at D = 24576 and
@@ -155,7 +171,10 @@ struct NfSelectSchedulePass
   FailureOr<SmallVector<Schedule>> selectFamily(KernelOp kernel) {
     if (maxChunks < 1 || maxChunks > 16)
       return kernel.emitOpError("max-chunks must be 1 to 16, found ")
-             << maxChunks;
+             << (int64_t)maxChunks;
+    if (!llvm::isPowerOf2_64(maxCluster) || maxCluster > 8)
+      return kernel.emitOpError("max-cluster must be 1, 2, 4 or 8, found ")
+             << (int64_t)maxCluster;
     std::optional<int64_t> d = getStaticRowLength(kernel);
     if (d || forced()) {
       FailureOr<Schedule> s = select(kernel, d);
@@ -167,7 +186,7 @@ struct NfSelectSchedulePass
     int64_t chunk = computeChunkElements(kernel);
     // The rule's choice grows with the chunk count, so the next distinct
     // schedule is the one for one chunk past the last one's capacity.
-    for (int64_t v = 1; v <= kMaxRegisterRowThreads * maxChunks;
+    for (int64_t v = 1; v <= kMaxRegisterRowThreads * maxChunks * maxCluster;
          v = family.back().capacity() / chunk + 1) {
       FailureOr<Schedule> s = select(kernel, v * chunk);
       if (failed(s))
@@ -222,10 +241,29 @@ struct NfSelectSchedulePass
         s.threadsPerRow =
             std::max(s.threadsPerRow, getGroupLanes(kernel, s.chunk));
       s.chunksPerThread = llvm::divideCeil(vectors, s.threadsPerRow);
-      // Too long a row for one CTA's registers: stream it (sharing it among
-      // the CTAs of a cluster measured slower, docs/Rationale.md).
-      if (s.chunksPerThread > maxChunks && threadsPerRow == 0)
-        streaming = tooLong = true;
+      // Too long a row for one CTA's registers: share it among the CTAs of
+      // a cluster, each holding as much as the longest one-CTA schedule,
+      // or stream it. Clusters only for kernels with at most one reduction
+      // over the row: each one waits for the cluster's slowest CTA, and
+      // with two (LayerNorm, softmax, seed #1) clusters were slower than
+      // streaming at 6 of 12 points on the H200, with one at 2 of 12
+      // (docs/Rationale.md, "Long rows").
+      // Not for rotary embedding, whose partner chunks must be in the same
+      // CTA.
+      if (s.chunksPerThread > maxChunks && threadsPerRow == 0) {
+        int64_t cluster = llvm::PowerOf2Ceil(
+            llvm::divideCeil(vectors, s.threadsPerRow * maxChunks));
+        bool rope = false;
+        kernel.walk([&](RopeOp) { rope = true; });
+        if (cluster <= maxCluster && !rope && rowsPerCta <= 1 &&
+            rowsPerThread <= 1 && countRowReductions(kernel) <= 1) {
+          s.clusterSize = cluster;
+          s.chunksPerThread =
+              llvm::divideCeil(vectors, s.threadsPerRow * cluster);
+        } else {
+          streaming = tooLong = true;
+        }
+      }
     }
     // Streamed rows: 256 threads, measured best for a dynamic D at
     // D = 3072 on an H100 (77% of the copy floor against 66% with 512 and

@@ -32,16 +32,21 @@ struct Schedule {
   /// a CTA of `rowsPerCta` row groups covers `rowsPerCta * rowsPerThread`
   /// rows, and every row's loads are issued before the first reduction.
   int64_t rowsPerThread = 1;
+  /// CTAs of a thread-block cluster that share one row (1: none): each
+  /// holds `threadsPerRow * chunksPerThread` of the row's chunks.
+  int64_t clusterSize = 1;
 
   int64_t blockSize() const { return threadsPerRow * rowsPerCta; }
   /// Rows one CTA covers (what the runtime divides the rows by).
   int64_t ctaRows() const { return rowsPerCta * rowsPerThread; }
   bool isRegisterResident() const { return chunksPerThread > 0; }
-  /// "multi_row", "warp", "cta" or "streaming".
+  /// "multi_row", "warp", "cta", "cluster" or "streaming".
   StringRef getKindName() const;
 
   /// Most elements of a row the schedule holds in registers (0: streamed).
-  int64_t capacity() const { return threadsPerRow * chunksPerThread * chunk; }
+  int64_t capacity() const {
+    return threadsPerRow * chunksPerThread * chunk * clusterSize;
+  }
 
   ScheduleAttr toAttr(MLIRContext *ctx) const;
   static Schedule fromAttr(ScheduleAttr attr);

@@ -126,11 +126,13 @@ static std::string checkKernel(const KernelInfo &k) {
   for (const VariantInfo &v : k.variants) {
     if (v.threadsPerRow <= 0 || v.rowsPerCta <= 0 || v.chunk <= 0 ||
         v.chunksPerThread < 0 || v.blockSize <= 0 || v.blockSize > 1024 ||
-        v.sharedBytes < 0 || v.maxD < 0)
+        v.sharedBytes < 0 || v.maxD < 0 || v.clusterSize < 1 ||
+        v.clusterSize > 8 || (v.clusterSize & (v.clusterSize - 1)) != 0 ||
+        (v.clusterSize > 1 && (v.rowsPerCta != 1 || v.chunksPerThread == 0)))
       return "variant '" + v.function + "' has a malformed schedule";
     // A register-resident variant is wrong, not slow, past its capacity
     // (saturated: four 32-bit fields need not multiply within 64 bits).
-    int64_t rowThreads = v.threadsPerRow,
+    int64_t rowThreads = (int64_t)v.threadsPerRow * v.clusterSize,
             perThread = (int64_t)v.chunksPerThread * v.chunk;
     int64_t capacity =
         perThread > INT64_MAX / rowThreads ? INT64_MAX : rowThreads * perThread;
@@ -209,19 +211,23 @@ static std::string checkKernel(const KernelInfo &k) {
   return "";
 }
 
-/// Why `firstLine` is not the header of the format this runtime reads;
-/// empty if it is.
-static std::string checkHeader(const std::string &firstLine) {
+/// Why `firstLine` is not the header of a format this runtime reads; empty
+/// if it is, with its number in `format`.
+static std::string checkHeader(const std::string &firstLine, int &format) {
   const std::string header =
       "normfuse-artifact " + std::to_string(kArtifactFormat);
   if (firstLine.rfind("normfuse-artifact ", 0) != 0)
     return "not a normfuse artifact (expected '" + header + "')";
-  if (firstLine != header)
-    return "artifact format '" + firstLine.substr(18) +
-           "' is not the one this runtime reads (" +
-           std::to_string(kArtifactFormat) +
-           "); recompile it with this version's nf-compile";
-  return "";
+  for (int f = kOldestArtifactFormat; f <= kArtifactFormat; ++f)
+    if (firstLine == "normfuse-artifact " + std::to_string(f)) {
+      format = f;
+      return "";
+    }
+  return "artifact format '" + firstLine.substr(18) +
+         "' is not one this runtime reads (" +
+         std::to_string(kOldestArtifactFormat) + " to " +
+         std::to_string(kArtifactFormat) +
+         "); recompile it with this version's nf-compile";
 }
 
 bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
@@ -261,7 +267,8 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
 
   std::string line;
   nextLine(line);
-  if (std::string problem = checkHeader(line); !problem.empty())
+  if (std::string problem = checkHeader(line, artifact.format);
+      !problem.empty())
     return fail(problem);
   KernelInfo *kernel = nullptr;
   while (nextLine(line)) {
@@ -292,10 +299,12 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
         return fail("truncated cubin (or a size that does not match it)");
     } else if (!kernel) {
       return fail("'" + key + "' outside a kernel");
-    } else if (key == "variant" && need(19)) {
+    } else if (key == "variant" &&
+               need(artifact.format >= 6 ? 21 : 19)) {
       // variant <function> vectorized|general max_d <n> schedule <kind>
       //   threads_per_row <n> rows_per_cta <n> chunk <n>
-      //   chunks_per_thread <n> block <n> shared <n>
+      //   chunks_per_thread <n> block <n> shared <n> cluster <n>
+      //   (format 5: without cluster)
       VariantInfo v;
       v.function = w[1];
       v.vectorized = w[2] == "vectorized";
@@ -309,7 +318,9 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
       if (!ok || !parseInt(w[4], v.maxD) || !parseInt(w[8], v.threadsPerRow) ||
           !parseInt(w[10], v.rowsPerCta) || !parseInt(w[12], v.chunk) ||
           !parseInt(w[14], v.chunksPerThread) ||
-          !parseInt(w[16], v.blockSize) || !parseInt(w[18], v.sharedBytes))
+          !parseInt(w[16], v.blockSize) || !parseInt(w[18], v.sharedBytes) ||
+          (artifact.format >= 6 &&
+           (w[19] != "cluster" || !parseInt(w[20], v.clusterSize))))
         return fail("malformed variant");
       kernel->variants.push_back(v);
     } else if (key == "symbol" && need(2)) {
@@ -392,7 +403,9 @@ bool nf::rt::parseArtifactFile(const std::string &bytes, Artifact &artifact,
                                std::string &error) {
   artifact = Artifact();
   // The header first: a file of another format has no digest to check.
-  if (std::string problem = checkHeader(bytes.substr(0, bytes.find('\n')));
+  int format = 0;
+  if (std::string problem =
+          checkHeader(bytes.substr(0, bytes.find('\n')), format);
       !problem.empty()) {
     error = "artifact line 1: " + problem;
     return false;

@@ -73,6 +73,10 @@ struct VariantInfo {
   int threadsPerRow = 0, rowsPerCta = 0, chunk = 0, chunksPerThread = 0;
   int blockSize = 0;
   int sharedBytes = 0;
+  /// CTAs of a thread-block cluster that share a row (1: none). The
+  /// function is compiled for clusters of that size (`.reqnctapercluster`),
+  /// so the launch has `clusterSize` consecutive CTAs per CTA's rows.
+  int clusterSize = 1;
 };
 
 struct KernelInfo {
@@ -94,10 +98,16 @@ struct KernelInfo {
   std::vector<ParamInfo> params;
 };
 
-/// The artifact format this runtime reads (the header's number).
-constexpr int kArtifactFormat = 5;
+/// The artifact format nf-compile writes (the header's number). This
+/// runtime also reads format 5, whose variant lines end before `cluster`
+/// (no clusters): a reader that ignored the field would launch a cluster
+/// variant with too few CTAs, so the field came with a new number.
+constexpr int kArtifactFormat = 6;
+constexpr int kOldestArtifactFormat = 5;
 
 struct Artifact {
+  /// The header's format number (kOldestArtifactFormat to kArtifactFormat).
+  int format = kArtifactFormat;
   std::string target;
   std::vector<KernelInfo> kernels;
   std::string ptx;

@@ -92,7 +92,7 @@ private:
 std::string nf::rt::describeArtifact(const Artifact &artifact) {
   JsonWriter w;
   w.open('{');
-  w.field("format", int64_t(kArtifactFormat));
+  w.field("format", int64_t(artifact.format));
   w.field("digest", artifact.digest);
   w.field("target", artifact.target);
   w.key("has_cubin");
@@ -158,6 +158,7 @@ std::string nf::rt::describeArtifact(const Artifact &artifact) {
       w.field("chunks_per_thread", int64_t(v.chunksPerThread));
       w.field("block", int64_t(v.blockSize));
       w.field("shared", int64_t(v.sharedBytes));
+      w.field("cluster", int64_t(v.clusterSize));
       w.close('}');
     }
     w.close(']');

@@ -363,7 +363,8 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
   const VariantInfo &variant = kernel.variants[chosen];
   bool vectorized = variant.vectorized;
   for (int c = 0; c < kernel.numChains; ++c)
-    totalCtas += (rows[c] + variant.rowsPerCta - 1) / variant.rowsPerCta;
+    totalCtas += (rows[c] + variant.rowsPerCta - 1) / variant.rowsPerCta *
+                 variant.clusterSize;
   if (totalCtas > 0x7fffffffu)
     return Status::error(where() + "too many rows for one launch");
 

@@ -13,11 +13,17 @@
 // D left dynamic: the family, one variant per schedule a static D would
 // get (16-byte accesses), each register-resident one with an 8-byte twin
 // (rows of a multiple of 4 elements) and a 4-byte one (even rows), and the
-// general variants for any alignment; rows longer than 512 threads x 4 chunks are streamed by 1024
+// general variants for any alignment; rows longer than 512 threads x 4 chunks
+// are shared by the CTAs of a cluster (2, 4, 8), then streamed by 1024
 // threads.
 // RUN: nf-compile %s --sm sm_90 --emit=ptx | FileCheck %s --check-prefix=FAMILY
-// D fixed but too long for one CTA's registers: streamed by 1024 threads.
-// RUN: nf-compile %s --sm sm_90 --dim D=32768 --emit=ptx | FileCheck %s --check-prefix=LONG
+// D fixed but too long for one CTA's registers: two CTAs of a cluster share
+// the row, combining its sum of squares through distributed shared memory.
+// RUN: nf-compile %s --sm sm_90 --dim D=32768 --emit=ptx | FileCheck %s --check-prefix=CLUSTER
+// Without clusters (--max-cluster 1, or before sm_90): streamed by 1024
+// threads.
+// RUN: nf-compile %s --sm sm_90 --dim D=32768 --max-cluster 1 --emit=ptx | FileCheck %s --check-prefix=LONG
+// RUN: nf-compile %s --sm sm_80 --dim D=32768 --emit=ptx | FileCheck %s --check-prefix=LONG
 
 nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16> {
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
@@ -62,6 +68,21 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 // STREAM-NOT: ld.global{{(.nc)?}}.v4.b32
 // STREAM-NOT: cp.async
 
+// CLUSTER-LABEL: .entry rms_v0_cluster512x4c2(
+// CLUSTER: .maxntid 512, 1, 1
+// CLUSTER: .reqnctapercluster 2, 1, 1
+// CLUSTER: barrier.cluster.arrive.relaxed
+// CLUSTER-COUNT-4: ld.global.nc.v4.b32
+// CLUSTER: bar.sync
+// CLUSTER: barrier.cluster.wait
+// CLUSTER: mapa.shared::cluster
+// CLUSTER: st.shared::cluster.b32
+// CLUSTER: barrier.cluster.wait
+// CLUSTER: st.global.v4.b32
+// The general variant streams.
+// CLUSTER-LABEL: .entry rms_g1_streaming1024(
+// CLUSTER-NOT: barrier.cluster
+
 // LONG-LABEL: .entry rms_v0_streaming1024(
 // LONG: .maxntid 1024, 1, 1
 // LONG: ld.global.nc.v4.b32
@@ -87,7 +108,13 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 // FAMILY: bar.sync
 // FAMILY-LABEL: .entry rms_v61_cta512x4(
 // FAMILY: .maxntid 512, 1, 1
-// FAMILY-LABEL: .entry rms_v65_streaming1024(
+// FAMILY-LABEL: .entry rms_v65_cluster512x3c2(
+// FAMILY: .reqnctapercluster 2, 1, 1
+// FAMILY-LABEL: .entry rms_v68_cluster512x4c4(
+// FAMILY: .reqnctapercluster 4, 1, 1
+// FAMILY-LABEL: .entry rms_v70_cluster512x4c8(
+// FAMILY: .reqnctapercluster 8, 1, 1
+// FAMILY-LABEL: .entry rms_v71_streaming1024(
 // FAMILY: .maxntid 1024, 1, 1
-// FAMILY-LABEL: .entry rms_g66_streaming1024(
+// FAMILY-LABEL: .entry rms_g72_streaming1024(
 // FAMILY-NOT: .entry

@@ -45,9 +45,24 @@ module attributes {s = #nf.schedule<threads_per_row = 32, rows_per_cta = 1, chun
 
 // -----
 
-// The parameters of removed schedules (clusters, staged rows) are unknown.
-// expected-error@+1 {{duplicate or unknown struct parameter name: cluster_size}}
-module attributes {s = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 2>} {}
+// The parameters of removed schedules (staged rows) are unknown.
+// expected-error@+1 {{duplicate or unknown struct parameter name: stage_rows}}
+module attributes {s = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, stage_rows = 1>} {}
+
+// -----
+
+// expected-error@+1 {{cluster_size must be 1, 2, 4 or 8, found 3}}
+module attributes {s = #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 3>} {}
+
+// -----
+
+// expected-error@+1 {{a cluster schedule (cluster_size = 2) holds one register-resident row per CTA: it needs chunks_per_thread > 0 and rows_per_cta = rows_per_thread = 1}}
+module attributes {s = #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0, cluster_size = 2>} {}
+
+// -----
+
+// expected-error@+1 {{a cluster schedule (cluster_size = 2) holds one register-resident row per CTA}}
+module attributes {s = #nf.schedule<threads_per_row = 256, rows_per_cta = 2, chunk = 8, chunks_per_thread = 4, cluster_size = 2>} {}
 
 // -----
 

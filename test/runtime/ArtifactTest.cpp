@@ -67,7 +67,15 @@ void expectSoundFamily(const Artifact &artifact, const KernelInfo &k) {
     }
     // A register-resident variant serves exactly the rows it holds; a
     // streaming one holds none.
-    int64_t capacity = (int64_t)v.threadsPerRow * v.chunksPerThread * v.chunk;
+    int64_t capacity = (int64_t)v.threadsPerRow * v.chunksPerThread *
+                       v.chunk * v.clusterSize;
+    // The CTAs of a cluster share a row only in register-resident
+    // vectorized variants of one row per CTA.
+    if (v.clusterSize > 1) {
+      EXPECT_EQ(v.schedule, "cluster");
+      EXPECT_TRUE(v.vectorized);
+      EXPECT_EQ(v.rowsPerCta, 1);
+    }
     if (v.chunksPerThread > 0) {
       EXPECT_EQ(v.maxD, capacity);
     } else {
@@ -219,19 +227,24 @@ TEST(ArtifactTest, EveryFamilyIsSound) {
 }
 
 TEST(ArtifactTest, ReadsLongStaticRow) {
-  // D = 32768: too long for one CTA's registers, so both variants stream,
-  // by 1024 threads, one CTA per row.
+  // D = 32768 (sm_90): too long for one CTA's registers, so the vectorized
+  // variant is shared by a cluster of two CTAs of 512 threads x 4 chunks;
+  // the general one streams, by 1024 threads, one CTA per row.
   Artifact artifact = loadArtifact("fused_d32768");
   const KernelInfo &k = artifact.kernels[0];
   ASSERT_EQ(k.variants.size(), 2u);
-  for (const VariantInfo &v : k.variants) {
-    SCOPED_TRACE(v.function);
-    EXPECT_EQ(v.schedule, "streaming");
-    EXPECT_EQ(v.chunksPerThread, 0);
-    EXPECT_EQ(v.blockSize, 1024);
-  }
-  EXPECT_TRUE(k.variants[0].vectorized);
-  EXPECT_FALSE(k.variants[1].vectorized);
+  const VariantInfo &v = k.variants[0], &g = k.variants[1];
+  EXPECT_TRUE(v.vectorized);
+  EXPECT_EQ(v.schedule, "cluster");
+  EXPECT_EQ(v.clusterSize, 2);
+  EXPECT_EQ(v.chunksPerThread, 4);
+  EXPECT_EQ(v.blockSize, 512);
+  EXPECT_EQ(v.maxD, 32768);
+  EXPECT_FALSE(g.vectorized);
+  EXPECT_EQ(g.schedule, "streaming");
+  EXPECT_EQ(g.clusterSize, 1);
+  EXPECT_EQ(g.chunksPerThread, 0);
+  EXPECT_EQ(g.blockSize, 1024);
 }
 
 TEST(ArtifactTest, ReadsStaticRowLength) {
@@ -652,7 +665,7 @@ TEST(ArtifactTest, NoVariant) {
 
 TEST(ArtifactTest, WrongMagic) {
   expectRejected(withLine(1, "// a PTX file"), 1,
-                 "not a normfuse artifact (expected 'normfuse-artifact 5')");
+                 "not a normfuse artifact (expected 'normfuse-artifact 6')");
   expectRejected(withLine(1, "normfuse-artifact"), 1,
                  "not a normfuse artifact");
   expectRejected(withLine(1, "normfuse-artifact2"), 1,
@@ -667,27 +680,76 @@ TEST(ArtifactTest, OtherFormatVersions) {
   // An artifact of format 1 (written before variants) is refused at its
   // header, with what to do about it, not at its first unknown line.
   expectRejected(join(formatOneLines()), 1,
-                 "artifact format '1' is not the one this runtime reads (5)");
+                 "artifact format '1' is not one this runtime reads (5 to 6)");
   expectRejected(join(formatOneLines()), 1,
                  "recompile it with this version's nf-compile");
   // Only the header differs: still format 1.
   expectRejected(withLine(1, "normfuse-artifact 1"), 1,
-                 "artifact format '1' is not the one this runtime reads");
+                 "artifact format '1' is not one this runtime reads");
   // Nor format 2 (before digests), format 3 (variants with cluster and
   // stage fields), format 4 (results without a group), nor a later one.
-  expectRejected(withLine(1, "normfuse-artifact 2"), 1,
-                 "artifact format '2' is not the one this runtime reads (5)");
-  expectRejected(withLine(1, "normfuse-artifact 3"), 1,
-                 "artifact format '3' is not the one this runtime reads (5)");
-  expectRejected(withLine(1, "normfuse-artifact 4"), 1,
-                 "artifact format '4' is not the one this runtime reads (5)");
-  expectRejected(withLine(1, "normfuse-artifact 6"), 1,
-                 "artifact format '6' is not the one this runtime reads");
-  expectRejected(withLine(1, "normfuse-artifact 5.0"), 1,
-                 "artifact format '5.0' is not the one this runtime reads");
+  for (const char *format : {"2", "3", "4", "7", "5.0"})
+    expectRejected(withLine(1, std::string("normfuse-artifact ") + format), 1,
+                   std::string("artifact format '") + format +
+                       "' is not one this runtime reads (5 to 6)");
+  // Format 6 variant lines end in `cluster <n>`: a format 5 line under a
+  // format 6 header is refused at that line, not read as one CTA per row.
+  expectRejected(withLine(1, "normfuse-artifact 6"), 5, "unexpected 'variant");
   // A real artifact with the old header.
   expectRejected(formatOneArtifact("fused"), 1,
-                 "artifact format '1' is not the one this runtime reads (5)");
+                 "artifact format '1' is not one this runtime reads (5 to 6)");
+}
+
+TEST(ArtifactTest, FormatSixClusterField) {
+  // Format 6: every variant line ends in `cluster <n>`; format 5 lines (the
+  // other tests' hand-written bodies) read as cluster 1.
+  std::vector<std::string> lines = validLines();
+  lines[0] = "normfuse-artifact 6";
+  for (int i = 4; i < 8; ++i)
+    lines[i] += " cluster 1";
+  lines[6] = "variant k_v2 vectorized max_d 32768 schedule cluster "
+             "threads_per_row 512 rows_per_cta 1 chunk 8 chunks_per_thread 4 "
+             "block 512 shared 72 cluster 2";
+  Artifact artifact;
+  std::string error;
+  ASSERT_TRUE(parseArtifact(join(lines), artifact, error)) << error;
+  EXPECT_EQ(artifact.format, 6);
+  ASSERT_EQ(artifact.kernels[0].variants.size(), 4u);
+  EXPECT_EQ(artifact.kernels[0].variants[0].clusterSize, 1);
+  EXPECT_EQ(artifact.kernels[0].variants[2].clusterSize, 2);
+  ASSERT_TRUE(parseArtifact(join(validLines()), artifact, error)) << error;
+  EXPECT_EQ(artifact.format, 5);
+  EXPECT_EQ(artifact.kernels[0].variants[2].clusterSize, 1);
+  // A cluster of 3, 16 or 0, a missing or misnamed field, a cluster
+  // variant of two rows per CTA or streamed, or one whose max_d is past
+  // what the cluster holds: refused.
+  auto variant = [&](const std::string &text) {
+    std::vector<std::string> bad = lines;
+    bad[6] = text;
+    return join(bad);
+  };
+  const std::string head =
+      "variant k_v2 vectorized max_d 32768 schedule cluster threads_per_row "
+      "512 rows_per_cta ";
+  for (const char *tail :
+       {"1 chunk 8 chunks_per_thread 4 block 512 shared 72 cluster 3",
+        "1 chunk 8 chunks_per_thread 4 block 512 shared 72 cluster 16",
+        "1 chunk 8 chunks_per_thread 4 block 512 shared 72 cluster 0",
+        "2 chunk 8 chunks_per_thread 4 block 512 shared 72 cluster 2",
+        "1 chunk 8 chunks_per_thread 0 block 512 shared 72 cluster 2"})
+    expectRejected(variant(head + tail), 19, "has a malformed schedule");
+  expectRejected(
+      variant(head + "1 chunk 8 chunks_per_thread 4 block 512 shared 72"), 7,
+      "unexpected 'variant");
+  expectRejected(
+      variant(head + "1 chunk 8 chunks_per_thread 4 block 512 shared 72 "
+                     "clusters 2"),
+      7, "malformed variant");
+  expectRejected(
+      variant("variant k_v2 vectorized max_d 65536 schedule cluster "
+              "threads_per_row 512 rows_per_cta 1 chunk 8 chunks_per_thread 4 "
+              "block 512 shared 72 cluster 2"),
+      19, "holds rows of at most 32768 elements but max_d is 65536");
 }
 
 TEST(ArtifactTest, TruncatedBlobs) {

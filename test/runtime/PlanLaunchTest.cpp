@@ -54,7 +54,7 @@ const VariantInfo &expectFirstFitUpTo(const KernelInfo &kernel,
   EXPECT_EQ(plan.block, (unsigned)v.blockSize) << v.function;
   uint64_t grid = 0;
   for (int64_t r : rows)
-    grid += ceilDiv(r, v.rowsPerCta);
+    grid += ceilDiv(r, v.rowsPerCta) * v.clusterSize;
   EXPECT_EQ(plan.grid, grid) << v.function << " D = " << d;
   EXPECT_EQ(plan.rowLength, d);
   return v;
@@ -619,20 +619,47 @@ TEST_F(FusedTest, SmallestVectorizedVariantThatHoldsTheRow) {
                              << " in fewer than " << v.function;
       }
     }
-    EXPECT_EQ(plan.grid, ceilDiv(21, v.rowsPerCta));
+    EXPECT_EQ(plan.grid, ceilDiv(21, v.rowsPerCta) * v.clusterSize);
     EXPECT_EQ(plan.block, (unsigned)v.blockSize);
     expectParams(kernel(), launch, plan, {21}, {7}, {1}, d);
   }
 }
 
+TEST_F(FusedTest, LongRowsShareACluster) {
+  // Past one CTA's registers (bf16: 16384), clusters of 2, 4 and 8 CTAs of
+  // 512 threads share the row; the launch has cluster_size CTAs per row.
+  for (auto [d, cluster] : {std::pair<int64_t, int>{16392, 2},
+                            {32768, 2},
+                            {32776, 4},
+                            {65536, 4},
+                            {131072, 8}}) {
+    SCOPED_TRACE(d);
+    Launch launch = make(3, 7, d);
+    LaunchPlan plan;
+    ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+    const VariantInfo &v = expectFirstFit(kernel(), plan, d, true, {21});
+    EXPECT_EQ(v.schedule, "cluster");
+    EXPECT_EQ(v.clusterSize, cluster);
+    EXPECT_EQ(v.rowsPerCta, 1);
+    EXPECT_EQ(plan.grid, 21u * cluster);
+    EXPECT_EQ(plan.block, 512u);
+    // Misaligned: the general variant, one CTA per row.
+    arg(launch, 0).data += 2;
+    ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+    const VariantInfo &g = expectFirstFit(kernel(), plan, d, false, {21});
+    EXPECT_EQ(g.clusterSize, 1);
+    EXPECT_EQ(plan.grid, 21u);
+  }
+}
+
 TEST_F(FusedTest, LongRowsStream) {
-  // Longer than any register-resident variant holds: the unbounded
-  // streaming one.
+  // Longer than any register-resident variant holds (8 CTAs of a cluster):
+  // the unbounded streaming one.
   int64_t longest = 0;
   for (const VariantInfo &v : kernel().variants)
     longest = std::max(longest, v.maxD);
-  ASSERT_LT(longest, 20000);
-  for (int64_t d : {longest + 8, int64_t(20000), int64_t(65536)}) {
+  ASSERT_EQ(longest, 131072);
+  for (int64_t d : {longest + 8, int64_t(140000), int64_t(262144)}) {
     SCOPED_TRACE(d);
     Launch launch = make(2, 5, d);
     LaunchPlan plan;

@@ -118,6 +118,13 @@ static cl::opt<bool>
                        "registers, for a dynamic D instead of the family"),
               cl::cat(category));
 
+static cl::opt<int64_t> maxCluster(
+    "max-cluster",
+    cl::desc("Most CTAs of a thread-block cluster that share a row too long "
+             "for one CTA's registers (1, 2, 4 or 8; default: 8 from sm_90 "
+             "on, 1 before; 1: stream such rows with one CTA)"),
+    cl::init(-1), cl::cat(category));
+
 static int fail(const Twine &message) {
   errs() << "nf-compile: error: " << message << "\n";
   return 1;
@@ -174,6 +181,13 @@ static bool isRegisterResident(ModuleOp module, StringRef function) {
   });
 }
 
+/// Whether `function` is a variant whose CTAs share rows in a cluster.
+static bool isClusterVariant(ModuleOp module, StringRef function) {
+  return anyVariant(module, function, [](nf::KernelOp, nf::VariantAttr v) {
+    return v.getSchedule().getClusterSize() > 1;
+  });
+}
+
 /// The most spill a CTA of 512+ threads raised to two per SM may take.
 static constexpr int64_t kRaisedSpillBytes = 16;
 
@@ -197,6 +211,8 @@ static LogicalResult avoidSpills(ModuleOp pristine,
                                  llvm::StringSet<> &raised,
                                  llvm::StringSet<> &rounded) {
   llvm::StringSet<> notRaised;
+  // Cluster variants asked for more CTAs per SM: how many ptxas chose.
+  llvm::StringMap<int64_t> clusterNatural;
   for (int round = 0; round < 5; ++round) {
     std::string cubinData, log;
     if (failed(nf::runPtxas(cudaPath, ptx, chip, /*verbose=*/true, cubinData,
@@ -238,7 +254,16 @@ static LogicalResult avoidSpills(ModuleOp pristine,
       // to four per SM and rmsnorm_quant_fp8 at D = 5120 from 79% to 74%;
       // docs/Rationale.md "Occupancy steps").
       if (rounded.contains(f.name)) {
-        if (f.spills()) {
+        // A cluster variant asked for more than one CTA beyond what ptxas
+        // chose by itself: one fewer, until it fits with at most a word or two of spill.
+        bool cluster = clusterNatural.count(f.name);
+        if (cluster && f.spillStores > kRaisedSpillBytes &&
+            options.minCtasPerSm[f.name] - 1 > clusterNatural[f.name]) {
+          --options.minCtasPerSm[f.name];
+          changed = true;
+          continue;
+        }
+        if (cluster ? f.spillStores > kRaisedSpillBytes : f.spills()) {
           options.minCtasPerSm.erase(f.name);
           rounded.erase(f.name);
           notRaised.insert(f.name);
@@ -250,6 +275,18 @@ static LogicalResult avoidSpills(ModuleOp pristine,
           !options.minCtasPerSm.count(f.name)) {
         int64_t block = blockSizes[f.name];
         int64_t ctas = nf::residentCtasPerSm(chip, f.registers, block);
+        // A cluster variant's CTA waits for the others at every reduction:
+        // ask for as many CTAs per SM as threads allow (ptxas gave 50
+        // registers, two CTAs of 512 per SM, to the variants that the
+        // one-CTA schedule of the same chunks fits in 32 with four).
+        int64_t full = nf::residentCtasPerSm(chip, 1, block);
+        if (isClusterVariant(*module, f.name) && full > ctas) {
+          options.minCtasPerSm[f.name] = full;
+          clusterNatural[f.name] = ctas;
+          rounded.insert(f.name);
+          changed = true;
+          continue;
+        }
         if (nf::residentCtasPerSm(chip, std::max<int64_t>(f.registers - 8, 1),
                                   block) > ctas) {
           options.minCtasPerSm[f.name] = ctas + 1;
@@ -312,6 +349,7 @@ int main(int argc, char **argv) {
   options.rowsPerCta = rowsPerCta;
   options.rowsPerThread = rowsPerThread;
   options.streaming = streaming;
+  options.maxCluster = maxCluster;
   for (StringRef dim : dims) {
     auto [name, value] = dim.split('=');
     int64_t size;

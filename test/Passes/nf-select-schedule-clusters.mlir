@@ -1,0 +1,82 @@
+// Rows too long for one CTA's registers, shared by the CTAs of a cluster
+// (max-cluster > 1; nf-compile sets 8 from sm_90 on).
+// RUN: nf-opt %s -split-input-file -nf-select-schedule=max-cluster=8 | FileCheck %s
+// RUN: nf-opt %s -split-input-file -nf-select-schedule=max-cluster=2 | FileCheck %s --check-prefix=TWO
+// RUN: nf-opt %s -split-input-file -nf-select-schedule | FileCheck %s --check-prefix=NONE
+// RUN: not nf-opt %s -split-input-file -nf-select-schedule=max-cluster=3 2>&1 | FileCheck %s --check-prefix=BAD
+
+// bf16, D = 32768: 4096 chunks, twice what 512 threads hold in 4 chunks
+// each: two CTAs of 512 threads x 4 chunks.
+// CHECK-LABEL: nf.kernel @static_long
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 2>]}
+// NONE-LABEL: nf.kernel @static_long
+// NONE-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
+// BAD: error: 'nf.kernel' op max-cluster must be 1, 2, 4 or 8, found 3
+nf.kernel @static_long(%x: tensor<?x?x32768xbf16>) -> tensor<?x?x32768xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x32768xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
+  %y = nf.mul %xf, %ms : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// D = 65536 needs four CTAs: with at most two, streamed.
+// CHECK-LABEL: nf.kernel @static_longer
+// CHECK-SAME: chunks_per_thread = 4, cluster_size = 4>]}
+// TWO-LABEL: nf.kernel @static_longer
+// TWO-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
+nf.kernel @static_longer(%x: tensor<?x?x65536xbf16>) -> tensor<?x?x65536xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x65536xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
+  %y = nf.mul %xf, %ms : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// D dynamic: after the one-CTA schedules, one per (cluster, chunks) up to
+// 8 CTAs x 512 threads x 4 chunks (bf16: D <= 131072), then streaming.
+// CHECK-LABEL: nf.kernel @any
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 2>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 2>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 4>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 4>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 8>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 8>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
+// NONE-LABEL: nf.kernel @any
+// NONE-NOT: cluster_size
+// NONE: nf.return
+nf.kernel @any(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
+  %y = nf.mul %xf, %ms : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// Two reductions over the row (a decomposed LayerNorm: mean, then the
+// variance): each would wait for the whole cluster; streamed instead.
+// CHECK-LABEL: nf.kernel @two_reductions
+// CHECK-NOT: cluster_size
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
+nf.kernel @two_reductions(%x: tensor<?x?x32768xbf16>) -> tensor<?x?x32768xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x32768xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %m = nf.reduce mean %xf : !nf.row<f32>
+  %c = nf.sub %xf, %m : !nf.row<f32>, f32
+  %sq = nf.mul %c, %c : !nf.row<f32>, !nf.row<f32>
+  %v = nf.reduce mean %sq : !nf.row<f32>
+  %y = nf.mul %c, %v : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
