@@ -124,8 +124,9 @@ static int64_t sharedMemoryBytes(KernelOp kernel, const Schedule &schedule,
                                      return isa<ReduceOp>(op);
                                    }));
   // A cluster schedule adds one slot per reduction and CTA of the cluster.
-  return reductions * (schedule.ctaRows() * warps +
-                       (schedule.clusterSize > 1 ? schedule.clusterSize : 0)) *
+  return reductions *
+         (schedule.ctaRows() * warps +
+          (schedule.clusterSize > 1 ? schedule.clusterSize : 0)) *
          4;
 }
 
@@ -167,8 +168,8 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
          << " threads_per_row " << s.threadsPerRow << " rows_per_cta "
          << s.ctaRows() << " chunk " << s.chunk << " chunks_per_thread "
          << s.chunksPerThread << " block " << s.blockSize() << " shared "
-         << sharedMemoryBytes(kernel, s, chains) << " cluster "
-         << s.clusterSize << "\n";
+         << sharedMemoryBytes(kernel, s, chains) << " cluster " << s.clusterSize
+         << "\n";
     }
     os << "chains " << chains.getChains().size() << "\n";
     SmallVector<ArgumentUse> uses = describeArguments(kernel, chains);

@@ -149,7 +149,7 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   schedule.rowsPerThread = options.rowsPerThread;
   schedule.forceStreaming = options.streaming;
   // Clusters exist from sm_90 on (the same chips as hardware fp8).
-  schedule.maxCluster = options.maxCluster >= 1 ? options.maxCluster
+  schedule.maxCluster = options.maxCluster >= 1        ? options.maxCluster
                         : hasHardwareFp8(options.chip) ? 8
                                                        : 1;
   rows.addPass(createNfSelectSchedule(schedule));

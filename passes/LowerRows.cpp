@@ -711,10 +711,9 @@ Value KernelLowering::clusterCombine(Value partial, ReduceKind kind,
     return LLVM::GEPOp::create(b, loc, ptr3, b.getF32Type(), base,
                                ValueRange{index});
   };
-  Value leader =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                            add(mul(rowInCta, i64c(sched.threadsPerRow)), lane),
-                            i64c(0));
+  Value leader = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      add(mul(rowInCta, i64c(sched.threadsPerRow)), lane), i64c(0));
   auto ifOp = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -732,10 +731,9 @@ Value KernelLowering::clusterCombine(Value partial, ReduceKind kind,
   // for 6 cycles per issued instruction). The choice is per warp: the
   // hardware counts a warp's arrival once, and a warp that arrived in two
   // divergent branches hung the H200.
-  Value firstWarp =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                            add(mul(rowInCta, i64c(sched.threadsPerRow)), lane),
-                            i64c(32));
+  Value firstWarp = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ult,
+      add(mul(rowInCta, i64c(sched.threadsPerRow)), lane), i64c(32));
   auto arrive = scf::IfOp::create(b, loc, firstWarp, /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);

@@ -299,8 +299,7 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
         return fail("truncated cubin (or a size that does not match it)");
     } else if (!kernel) {
       return fail("'" + key + "' outside a kernel");
-    } else if (key == "variant" &&
-               need(artifact.format >= 6 ? 21 : 19)) {
+    } else if (key == "variant" && need(artifact.format >= 6 ? 21 : 19)) {
       // variant <function> vectorized|general max_d <n> schedule <kind>
       //   threads_per_row <n> rows_per_cta <n> chunk <n>
       //   chunks_per_thread <n> block <n> shared <n> cluster <n>

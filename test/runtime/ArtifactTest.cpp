@@ -67,8 +67,8 @@ void expectSoundFamily(const Artifact &artifact, const KernelInfo &k) {
     }
     // A register-resident variant serves exactly the rows it holds; a
     // streaming one holds none.
-    int64_t capacity = (int64_t)v.threadsPerRow * v.chunksPerThread *
-                       v.chunk * v.clusterSize;
+    int64_t capacity =
+        (int64_t)v.threadsPerRow * v.chunksPerThread * v.chunk * v.clusterSize;
     // The CTAs of a cluster share a row only in register-resident
     // vectorized variants of one row per CTA.
     if (v.clusterSize > 1) {
@@ -741,10 +741,10 @@ TEST(ArtifactTest, FormatSixClusterField) {
   expectRejected(
       variant(head + "1 chunk 8 chunks_per_thread 4 block 512 shared 72"), 7,
       "unexpected 'variant");
-  expectRejected(
-      variant(head + "1 chunk 8 chunks_per_thread 4 block 512 shared 72 "
-                     "clusters 2"),
-      7, "malformed variant");
+  expectRejected(variant(head +
+                         "1 chunk 8 chunks_per_thread 4 block 512 shared 72 "
+                         "clusters 2"),
+                 7, "malformed variant");
   expectRejected(
       variant("variant k_v2 vectorized max_d 65536 schedule cluster "
               "threads_per_row 512 rows_per_cta 1 chunk 8 chunks_per_thread 4 "

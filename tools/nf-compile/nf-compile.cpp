@@ -255,7 +255,8 @@ static LogicalResult avoidSpills(ModuleOp pristine,
       // docs/Rationale.md "Occupancy steps").
       if (rounded.contains(f.name)) {
         // A cluster variant asked for more than one CTA beyond what ptxas
-        // chose by itself: one fewer, until it fits with at most a word or two of spill.
+        // chose by itself: one fewer, until it fits with at most a word or two
+        // of spill.
         bool cluster = clusterNatural.count(f.name);
         if (cluster && f.spillStores > kRaisedSpillBytes &&
             options.minCtasPerSm[f.name] - 1 > clusterNatural[f.name]) {
