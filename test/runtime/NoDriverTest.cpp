@@ -73,8 +73,8 @@ TEST(NoDriverTest, OutdatedArtifactBeforeTheDriver) {
   Status status = getCachedModule(path, module);
   EXPECT_FALSE(status.ok());
   EXPECT_TRUE(contains(status.message(),
-                       "artifact line 1: artifact format '1' is not the one "
-                       "this runtime reads (5)"))
+                       "artifact line 1: artifact format '1' is not one "
+                       "this runtime reads (5 to 6)"))
       << status.message();
   EXPECT_FALSE(contains(status.message(), "CUDA driver")) << status.message();
   EXPECT_EQ(module, nullptr);
