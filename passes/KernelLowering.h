@@ -138,8 +138,8 @@ private:
 
   // Recomputing from narrow values after the reduction (maybeRematerialize).
   unsigned liveBits(Chunk &chunk, ArrayRef<Value> needed, bool keepAll);
-  void maybeRematerialize(MutableArrayRef<Chunk> chunks,
-                          ArrayRef<Value> needed);
+  void maybeRematerialize(MutableArrayRef<Chunk> chunks, ArrayRef<Value> needed,
+                          unsigned index);
   Value opaque(Value v, Value zero);
   unsigned chainIndex = 0;
 

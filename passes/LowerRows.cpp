@@ -385,10 +385,44 @@ void KernelLowering::emitStreamedRows(
   }
 }
 
+/// Whether a row program with several reductions recomputes from its narrow
+/// values between them too. Recomputing puts the widening (and `x - mean`)
+/// on the path to the next barrier, which pays only where the registers it
+/// frees buy occupancy: a CTA of 512 threads, two per SM at 64 registers,
+/// whose thread holds at most 24 elements (the narrow row in 12 registers
+/// and one chunk's epilogue operands fit the 40 registers of three CTAs per
+/// SM). H200, D dynamic (docs/benchmarks.md, "Recomputing between two
+/// reductions"): LayerNorm 512 x 3 64 -> 40 registers, D = 12288 77.7 ->
+/// 83.3% of a copy; softmax 54 -> 40, 80.6 -> 94.3%. Not at 512 x 4 (52
+/// registers, still two CTAs per SM: LayerNorm 16384 81.8 -> 78.5) nor in
+/// smaller CTAs, already at four or more per SM, where it measured 1 to 10
+/// points slower at most D (LayerNorm at 64, 256, 1152, 2240; the quantizing
+/// LayerNorm everywhere).
+static bool rematerializesBetweenReductions(const Schedule &sched) {
+  return sched.isRegisterResident() && sched.threadsPerRow >= 512 &&
+         sched.chunksPerThread * sched.chunk <= 24;
+}
+
 void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
                              ArrayRef<ReduceOp> reductions,
                              ArrayRef<std::pair<unsigned, Value>> outputs) {
-  for (ReduceOp reduce : reductions) {
+  // With several reductions, a thread of a 512-thread CTA that holds at most
+  // 24 elements recomputes from the narrow row before each reduction after
+  // the first and before the epilogue (rematerializesBetweenReductions).
+  bool rematerializeAll =
+      reductions.size() > 1 && rematerializesBetweenReductions(sched);
+  auto neededFrom = [&](size_t first) {
+    SmallVector<Value> needed;
+    for (ReduceOp later : reductions.drop_front(first))
+      needed.push_back(ReduceOp(later).getInput());
+    for (auto &output : outputs)
+      needed.push_back(output.second);
+    return needed;
+  };
+  for (auto [i, constReduce] : llvm::enumerate(reductions)) {
+    ReduceOp reduce = constReduce;
+    if (i > 0 && rematerializeAll && !hasRope)
+      maybeRematerialize(chunks, neededFrom(i), i - 1);
     Value partial;
     for (Chunk &chunk : chunks) {
       Value part = reduceChunk(reduce, chunk);
@@ -403,12 +437,9 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
   // only: each chunk is computed and stored before the next one's epilogue
   // operands are loaded, so that they are not all live at once.
   if (!hasRope) {
-    if (reductions.size() == 1) {
-      SmallVector<Value> needed;
-      for (auto &output : outputs)
-        needed.push_back(output.second);
-      maybeRematerialize(chunks, needed);
-    }
+    if (reductions.size() == 1 || rematerializeAll)
+      maybeRematerialize(chunks, neededFrom(reductions.size()),
+                         reductions.size() - 1);
     for (Chunk &chunk : chunks)
       for (auto &[r, value] : outputs)
         storeOutput(r, value, chunk);
@@ -485,34 +516,37 @@ unsigned KernelLowering::liveBits(Chunk &chunk, ArrayRef<Value> needed,
   return bits;
 }
 
-/// Before the epilogue of a row program with one reduction, which needs
-/// `needed`: when recomputing from narrow values holds at most half the
-/// bits per element that keeping what was computed does (a bf16 row instead
-/// of its f32 widening), forgets every value of each chunk that
-/// isKeptAcrossReduction does not keep. ptxas, sm_90: RMSNorm 256 x 4 63 -> 40
-/// registers, fused add + RMSNorm 80 -> 52, seed #2 59 -> 42. Not with two
-/// or more reductions: there the recomputation also runs between two
-/// barriers, and measured slower (H200: LayerNorm -3 to -7 points at D <=
-/// 2240, softmax -1 to -4; rematerializing only before the epilogue keeps
-/// the narrow row live next to the f32 one across the first reduction,
-/// LayerNorm 5120 -8; docs/benchmarks.md). Kernels with rotary embedding
-/// keep everything (partners are read from other chunks).
+/// Before the epilogue of a row program with one reduction (and, where
+/// rematerializesBetweenReductions, before each reduction after the first
+/// and the epilogue of one with several), which needs `needed`: when
+/// recomputing from narrow values holds at most half the bits per element
+/// that keeping what was computed does (a bf16 row instead of its f32
+/// widening), forgets every value of each chunk that isKeptAcrossReduction
+/// does not keep. ptxas, sm_90: RMSNorm 256 x 4 63 -> 40 registers, fused
+/// add + RMSNorm 80 -> 52, seed #2 59 -> 42. `index` numbers the
+/// rematerializations of a row: each hides its narrow values behind a
+/// different zero, so that a second XOR cannot cancel the first (LLVM folds
+/// `(x ^ z) ^ z` to `x`, which merged the epilogue's widening with the one
+/// before the second reduction: LayerNorm 512 x 3 stayed at 62 registers).
+/// Kernels with rotary embedding keep everything (partners are read from
+/// other chunks).
 void KernelLowering::maybeRematerialize(MutableArrayRef<Chunk> chunks,
-                                        ArrayRef<Value> needed) {
+                                        ArrayRef<Value> needed,
+                                        unsigned index) {
   if (!vectorized || hasRope || !sched.isRegisterResident() || chunks.empty() ||
       2 * liveBits(chunks.front(), needed, /*keepAll=*/false) >
           liveBits(chunks.front(), needed, /*keepAll=*/true))
     return;
   // The kept narrow values pass through an XOR with a zero that neither
   // LLVM nor ptxas can prove is zero, the chain's row count shifted right
-  // by 32 (the runtime refuses 2^31 rows or more), so that what is computed
-  // from them cannot be merged (CSE) with what was computed before the
+  // by 32 + index (the runtime refuses 2^31 rows or more), so that what is
+  // computed from them cannot be merged (CSE) with what was computed before the
   // reduction: the f32 values then die at the reduction. (A copy, mov or
   // inline assembly, is propagated away by ptxas, which then merges the
   // conversions again.)
   Value zero = arith::TruncIOp::create(
       b, loc, b.getI32Type(),
-      arith::ShRUIOp::create(b, loc, chainRows[chainIndex], i64c(32)));
+      arith::ShRUIOp::create(b, loc, chainRows[chainIndex], i64c(32 + index)));
   for (Chunk &chunk : chunks) {
     DenseMap<Value, Value> kept;
     for (auto &[v, value] : chunk.cache) {
