@@ -385,32 +385,21 @@ void KernelLowering::emitStreamedRows(
   }
 }
 
-/// Whether a row program with several reductions recomputes from its narrow
-/// values between them too. Recomputing puts the widening (and `x - mean`)
-/// on the path to the next barrier, which pays only where the registers it
-/// frees buy occupancy: a CTA of 512 threads, two per SM at 64 registers,
-/// whose thread holds at most 24 elements (the narrow row in 12 registers
-/// and one chunk's epilogue operands fit the 40 registers of three CTAs per
-/// SM). H200, D dynamic (docs/benchmarks.md, "Recomputing between two
-/// reductions"): LayerNorm 512 x 3 64 -> 40 registers, D = 12288 77.7 ->
-/// 83.3% of a copy; softmax 54 -> 40, 80.6 -> 94.3%. Not at 512 x 4 (52
-/// registers, still two CTAs per SM: LayerNorm 16384 81.8 -> 78.5) nor in
-/// smaller CTAs, already at four or more per SM, where it measured 1 to 10
-/// points slower at most D (LayerNorm at 64, 256, 1152, 2240; the quantizing
-/// LayerNorm everywhere).
-static bool rematerializesBetweenReductions(const Schedule &sched) {
-  return sched.isRegisterResident() && sched.threadsPerRow >= 512 &&
-         sched.chunksPerThread * sched.chunk <= 24;
-}
-
 void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
                              ArrayRef<ReduceOp> reductions,
                              ArrayRef<std::pair<unsigned, Value>> outputs) {
   // With several reductions, a thread of a 512-thread CTA that holds at most
   // 24 elements recomputes from the narrow row before each reduction after
-  // the first and before the epilogue (rematerializesBetweenReductions).
+  // the first and before the epilogue. That puts the widening (and
+  // `x - mean`) on the path to the next barrier, which pays only where the
+  // registers it frees buy occupancy: two 512-thread CTAs per SM at 64
+  // registers, three at 40 (LayerNorm and softmax 512 x 3; H200: D = 12288
+  // 77.7 -> 83.3% and 80.6 -> 94.3% of a copy). At 512 x 4 ptxas took 52
+  // registers, still two CTAs (LayerNorm 16384 81.8 -> 78.5); smaller CTAs,
+  // already four or more per SM, measured 1 to 10 points slower at most D
+  // (docs/benchmarks.md, "Recomputing between two reductions").
   bool rematerializeAll =
-      reductions.size() > 1 && rematerializesBetweenReductions(sched);
+      reductions.size() > 1 && sched.recomputesBetweenReductions();
   auto neededFrom = [&](size_t first) {
     SmallVector<Value> needed;
     for (ReduceOp later : reductions.drop_front(first))
@@ -517,7 +506,7 @@ unsigned KernelLowering::liveBits(Chunk &chunk, ArrayRef<Value> needed,
 }
 
 /// Before the epilogue of a row program with one reduction (and, where
-/// rematerializesBetweenReductions, before each reduction after the first
+/// Schedule::recomputesBetweenReductions, before each reduction after the first
 /// and the epilogue of one with several), which needs `needed`: when
 /// recomputing from narrow values holds at most half the bits per element
 /// that keeping what was computed does (a bf16 row instead of its f32

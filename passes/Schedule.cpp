@@ -243,11 +243,17 @@ struct NfSelectSchedulePass
       s.chunksPerThread = llvm::divideCeil(vectors, s.threadsPerRow);
       // Too long a row for one CTA's registers: share it among the CTAs of
       // a cluster, each holding as much as the longest one-CTA schedule,
-      // or stream it. Clusters only for kernels with at most one reduction
-      // over the row: each one waits for the cluster's slowest CTA, and
-      // with two (LayerNorm, softmax, seed #1) clusters were slower than
-      // streaming at 6 of 12 points on the H200, with one at 2 of 12
-      // (docs/Rationale.md, "Long rows").
+      // or stream it. Each reduction waits for the cluster's slowest CTA:
+      // a kernel with two or more reductions over the row (LayerNorm,
+      // softmax, seed #1) takes a cluster only of two CTAs that recompute
+      // between them (512 x 3 chunks: three CTAs per SM). With 512 x 4 (two
+      // per SM) clusters were slower than streaming at 4 of 6 points of
+      // LayerNorm and softmax on the H200, and the next rows longer than
+      // two CTAs of 512 x 3 need 4 chunks; a dynamic D's family, which
+      // stops at its first streamed schedule, then matches what each static
+      // D gets (docs/Rationale.md, "Long rows"). Clusters of 3, 5, 6 or 7
+      // CTAs (3 chunks per thread at every D) measured slower than 2, 4 and
+      // 8 at 14 of 18 points.
       // Not for rotary embedding, whose partner chunks must be in the same
       // CTA.
       if (s.chunksPerThread > maxChunks && threadsPerRow == 0) {
@@ -255,11 +261,15 @@ struct NfSelectSchedulePass
             llvm::divideCeil(vectors, s.threadsPerRow * maxChunks));
         bool rope = false;
         kernel.walk([&](RopeOp) { rope = true; });
+        Schedule shared = s;
+        shared.clusterSize = cluster;
+        shared.chunksPerThread =
+            llvm::divideCeil(vectors, s.threadsPerRow * cluster);
         if (cluster <= maxCluster && !rope && rowsPerCta <= 1 &&
-            rowsPerThread <= 1 && countRowReductions(kernel) <= 1) {
-          s.clusterSize = cluster;
-          s.chunksPerThread =
-              llvm::divideCeil(vectors, s.threadsPerRow * cluster);
+            rowsPerThread <= 1 &&
+            (countRowReductions(kernel) <= 1 ||
+             (cluster == 2 && shared.recomputesBetweenReductions()))) {
+          s = shared;
         } else {
           streaming = tooLong = true;
         }

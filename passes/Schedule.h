@@ -43,6 +43,16 @@ struct Schedule {
   /// "multi_row", "warp", "cta", "cluster" or "streaming".
   StringRef getKindName() const;
 
+  /// Whether a row program with several reductions recomputes from its
+  /// narrow values between them (and may share a row across a cluster):
+  /// a CTA of 512 threads whose thread holds at most 24 elements, where the
+  /// registers that frees buy a third CTA per SM (docs/Rationale.md,
+  /// "Recomputing between reductions").
+  bool recomputesBetweenReductions() const {
+    return isRegisterResident() && threadsPerRow >= 512 &&
+           chunksPerThread * chunk <= 24;
+  }
+
   /// Most elements of a row the schedule holds in registers (0: streamed).
   int64_t capacity() const {
     return threadsPerRow * chunksPerThread * chunk * clusterSize;

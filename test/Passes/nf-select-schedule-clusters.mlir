@@ -65,7 +65,8 @@ nf.kernel @any(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
 // -----
 
 // Two reductions over the row (a decomposed LayerNorm: mean, then the
-// variance): each would wait for the whole cluster; streamed instead.
+// variance): each waits for the whole cluster. At D = 32768 a CTA of two
+// would hold 4 chunks per thread (two CTAs per SM): streamed instead.
 // CHECK-LABEL: nf.kernel @two_reductions
 // CHECK-NOT: cluster_size
 // CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
@@ -77,6 +78,45 @@ nf.kernel @two_reductions(%x: tensor<?x?x32768xbf16>) -> tensor<?x?x32768xbf16> 
   %sq = nf.mul %c, %c : !nf.row<f32>, !nf.row<f32>
   %v = nf.reduce mean %sq : !nf.row<f32>
   %y = nf.mul %c, %v : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// Two reductions at D = 24576: two CTAs of 512 threads x 3 chunks, which
+// recompute between the reductions (three CTAs per SM): a cluster.
+// CHECK-LABEL: nf.kernel @two_reductions_pair
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 2>]}
+// NONE-LABEL: nf.kernel @two_reductions_pair
+// NONE-SAME: chunks_per_thread = 0>]}
+nf.kernel @two_reductions_pair(%x: tensor<?x?x24576xbf16>) -> tensor<?x?x24576xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x24576xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %m = nf.reduce max %xf : !nf.row<f32>
+  %c = nf.sub %xf, %m : !nf.row<f32>, f32
+  %e = nf.exp %c : !nf.row<f32>
+  %s = nf.reduce sum %e : !nf.row<f32>
+  %y = nf.div %e, %s : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// The same with D dynamic: the family's only cluster schedule is that pair
+// (rows longer than 24576 would need 4 chunks per thread), then the
+// streamed schedule, as static Ds get.
+// CHECK-LABEL: nf.kernel @two_reductions_family
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 2>, #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
+nf.kernel @two_reductions_family(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %m = nf.reduce max %xf : !nf.row<f32>
+  %c = nf.sub %xf, %m : !nf.row<f32>, f32
+  %e = nf.exp %c : !nf.row<f32>
+  %s = nf.reduce sum %e : !nf.row<f32>
+  %y = nf.div %e, %s : !nf.row<f32>, f32
   %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
   nf.return %yb : !nf.row<bf16>
 }
