@@ -243,19 +243,19 @@ struct NfSelectSchedulePass
       s.chunksPerThread = llvm::divideCeil(vectors, s.threadsPerRow);
       // Too long a row for one CTA's registers: share it among the CTAs of
       // a cluster, each holding as much as the longest one-CTA schedule,
-      // or stream it. Each reduction waits for the cluster's slowest CTA:
-      // a kernel with two or more reductions over the row (LayerNorm,
-      // softmax, seed #1) takes a cluster only of two CTAs that recompute
-      // between them (512 x 3 chunks: three CTAs per SM). With 512 x 4 (two
-      // per SM) clusters were slower than streaming at 4 of 6 points of
-      // LayerNorm and softmax on the H200, and the next rows longer than
-      // two CTAs of 512 x 3 need 4 chunks; a dynamic D's family, which
-      // stops at its first streamed schedule, then matches what each static
-      // D gets (docs/Rationale.md, "Long rows"). Clusters of 3, 5, 6 or 7
-      // CTAs (3 chunks per thread at every D) measured slower than 2, 4 and
-      // 8 at 14 of 18 points.
-      // Not for rotary embedding, whose partner chunks must be in the same
-      // CTA.
+      // or stream it. Each reduction waits for the cluster's slowest CTA,
+      // so a kernel with two or more reductions over the row (LayerNorm,
+      // softmax, seed #1) takes a cluster only of two CTAs of at most 3
+      // chunks per thread that recompute between the reductions (512 x 3:
+      // ptxas gives bf16 and f32 LayerNorm 40 registers, three CTAs per SM;
+      // 512 x 4: 52, two per SM, and clusters slower than streaming at 4 of
+      // 6 points of LayerNorm and softmax on the H200). Rows longer than two
+      // such CTAs would need 4 chunks, so a dynamic D's family, which stops
+      // at its first streamed schedule, matches what each static D gets
+      // (docs/Rationale.md, "Long rows"). Clusters of 3, 5, 6 or 7 CTAs (3
+      // chunks per thread at every D) measured slower than 2, 4 and 8 at 14
+      // of 18 points. Not for rotary embedding, whose partner chunks must
+      // be in the same CTA.
       if (s.chunksPerThread > maxChunks && threadsPerRow == 0) {
         int64_t cluster = llvm::PowerOf2Ceil(
             llvm::divideCeil(vectors, s.threadsPerRow * maxChunks));
@@ -268,7 +268,8 @@ struct NfSelectSchedulePass
         if (cluster <= maxCluster && !rope && rowsPerCta <= 1 &&
             rowsPerThread <= 1 &&
             (countRowReductions(kernel) <= 1 ||
-             (cluster == 2 && shared.recomputesBetweenReductions()))) {
+             (cluster == 2 && shared.chunksPerThread <= 3 &&
+              shared.recomputesBetweenReductions()))) {
           s = shared;
         } else {
           streaming = tooLong = true;
