@@ -397,7 +397,7 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
   // 77.7 -> 83.3% and 80.6 -> 94.3% of a copy). At 512 x 4 ptxas took 52
   // registers, still two CTAs (LayerNorm 16384 81.8 -> 78.5); smaller CTAs,
   // already four or more per SM, measured 1 to 10 points slower at most D
-  // (docs/benchmarks.md, "Recomputing between two reductions").
+  // (docs/benchmarks.md, "Recomputing between reductions").
   bool rematerializeAll =
       reductions.size() > 1 && sched.recomputesBetweenReductions();
   auto neededFrom = [&](size_t first) {

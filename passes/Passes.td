@@ -86,9 +86,11 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
     - a row too long for one CTA's registers: with `max-cluster` > 1 (and
       no rotary embedding) a `cluster` schedule, the fewest CTAs (a power of
       two up to `max-cluster`) of 512 threads that hold the row in at most
-      `max-chunks` chunks per thread, one row per cluster; longer rows (and
-      every long row with `max-cluster` = 1): `streaming`, 1024 threads, the
-      row read from memory once per reduction.
+      `max-chunks` chunks per thread, one row per cluster (a kernel with two
+      or more reductions over the row: only two CTAs of at most 3 chunks per
+      thread, which recompute from the narrow row between the reductions);
+      longer rows (and every long row with `max-cluster` = 1): `streaming`,
+      1024 threads, the row read from memory once per reduction.
 
     An option that forces a choice gives one schedule for a dynamic D too
     (streaming with 256 threads unless `threads-per-row` says otherwise),

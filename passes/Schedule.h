@@ -47,7 +47,7 @@ struct Schedule {
   /// narrow values between them (and may share a row across a cluster):
   /// a CTA of 512 threads whose thread holds at most 24 elements, where the
   /// registers that frees buy a third CTA per SM (docs/Rationale.md,
-  /// "Recomputing between reductions").
+  /// "Recomputing the epilogue from the row as loaded").
   bool recomputesBetweenReductions() const {
     return isRegisterResident() && threadsPerRow >= 512 &&
            chunksPerThread * chunk <= 24;
