@@ -410,7 +410,7 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
   };
   for (auto [i, constReduce] : llvm::enumerate(reductions)) {
     ReduceOp reduce = constReduce;
-    if (i > 0 && rematerializeAll && !hasRope)
+    if (i > 0 && rematerializeAll)
       maybeRematerialize(chunks, neededFrom(i), i - 1);
     Value partial;
     for (Chunk &chunk : chunks) {
