@@ -50,7 +50,7 @@ import torch.nn.functional as F
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # bench.py puts python/ on the path and imports normfuse.
 from bench import (SETS, capture, fagn_eager, replay_time_us, rms,  # noqa
-                   srn_eager)
+                   srn_affine_eager, srn_eager)
 import normfuse  # noqa: E402
 import quant_cases  # noqa: E402
 from normfuse.testing import (is_quantized_dtype, max_relative_error,  # noqa
@@ -154,6 +154,21 @@ def srn_ref(x, residual, gate, scale, shift):
     r = residual.double() + gate.double() * x.double()
     y = F.layer_norm(r, r.shape[-1:], eps=EPS) * (1 + scale.double()) \
         + shift.double()
+    return y, r
+
+
+def srn_affine_inputs(M, D, gen, device):
+    # bench.py's srn_affine_inputs (seed #1, f32 affine) at B=1, S=M.
+    return [randn((1, M, D), f32, gen, device),
+            randn((1, M, D), f32, gen, device)] + \
+        [randn((D,), f32, gen, device) for _ in range(3)] + \
+        [randn((1, 1, D), f32, gen, device) for _ in range(2)]
+
+
+def srn_affine_ref(x, residual, gate, weight, bias, scale, shift):
+    r = residual.double() + gate.double() * x.double()
+    y = F.layer_norm(r, r.shape[-1:], weight.double(), bias.double(),
+                     eps=EPS) * (1 + scale.double()) + shift.double()
     return y, r
 
 
@@ -291,6 +306,11 @@ CASES = [
     Case("scale_residual_layernorm_scale_shift", bf16, srn_inputs, srn_eager,
          srn_ref, no_kernel("Quack"), no_kernel("Liger"),
          "seed #1: x, residual bf16; gate, scale, shift [1, 1, D] f32"),
+    Case("scale_residual_layernorm_affine_scale_shift", f32,
+         srn_affine_inputs, srn_affine_eager, srn_affine_ref,
+         no_kernel("Quack"), no_kernel("Liger"),
+         "seed #1, f32: x, residual f32; gate, weight, bias [D], scale, "
+         "shift [1, 1, D] f32"),
     Case("fused_add_gate_norm", bf16, fagn_inputs, fagn_eager, fagn_ref,
          no_kernel("Quack"), no_kernel("Liger"),
          "seed #2: x, residual bf16; gate [1, 1, D], weight [D] f32"),

@@ -385,6 +385,41 @@ void KernelLowering::emitStreamedRows(
   }
 }
 
+/// Whether a reduction after the first reads an operand broadcast over rows
+/// (a weight, a [B, 1, D] modulation) through f32 values: rmsnorm_quant_fp8's
+/// max of |x * rstd * w|. What such a reduction computes is held in f32
+/// across the next barrier whether the row is recomputed before it or not
+/// (recomputing it after that barrier would load the operand again, measured
+/// slower), so recomputing between reductions frees no register at the peak
+/// and only adds work. A value rounded to 16 bits (seed #1's residual sum,
+/// stored in bf16) is held narrow: the walk stops there.
+static bool laterReductionReadsBroadcast(ArrayRef<ReduceOp> reductions) {
+  SmallVector<Value> stack;
+  for (ReduceOp reduce : reductions.drop_front())
+    stack.push_back(ReduceOp(reduce).getInput());
+  DenseSet<Value> seen;
+  while (!stack.empty()) {
+    Value v = stack.pop_back_val();
+    auto row = dyn_cast<RowType>(v.getType());
+    if (!row || !seen.insert(v).second)
+      continue;
+    Operation *op = v.getDefiningOp();
+    if (!op)
+      continue;
+    if (auto load = dyn_cast<LoadOp>(op)) {
+      if (load.getKind() != BroadcastKind::BSD)
+        return true;
+      continue;
+    }
+    if (isa<SelectLoadOp>(op))
+      return true;
+    if (row.getElementType().getIntOrFloatBitWidth() < 32)
+      continue;
+    llvm::append_range(stack, op->getOperands());
+  }
+  return false;
+}
+
 void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
                              ArrayRef<ReduceOp> reductions,
                              ArrayRef<std::pair<unsigned, Value>> outputs) {
@@ -397,9 +432,13 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
   // 77.7 -> 83.3% and 80.6 -> 94.3% of a copy). At 512 x 4 ptxas took 52
   // registers, still two CTAs (LayerNorm 16384 81.8 -> 78.5); smaller CTAs,
   // already four or more per SM, measured 1 to 10 points slower at most D
-  // (docs/benchmarks.md, "Recomputing between reductions").
+  // (docs/benchmarks.md, "Recomputing between reductions"). Not where a
+  // later reduction reads a broadcast operand (laterReductionReadsBroadcast),
+  // except in a cluster, whose schedule was chosen for the registers the
+  // first recomputation frees (Schedule.cpp).
   bool rematerializeAll =
-      reductions.size() > 1 && sched.recomputesBetweenReductions();
+      reductions.size() > 1 && sched.recomputesBetweenReductions() &&
+      (sched.clusterSize > 1 || !laterReductionReadsBroadcast(reductions));
   auto neededFrom = [&](size_t first) {
     SmallVector<Value> needed;
     for (ReduceOp later : reductions.drop_front(first))
