@@ -136,7 +136,9 @@ private:
   /// Stores result `result`, a row or group value, from `chunk`.
   void storeOutput(unsigned result, Value value, Chunk &chunk);
 
-  // Recomputing from narrow values after the reduction (maybeRematerialize).
+  // Recomputing from narrow values after the reduction (maybeRematerialize,
+  // Rematerialize.cpp).
+  static bool laterReductionReadsBroadcast(ArrayRef<ReduceOp> reductions);
   unsigned liveBits(Chunk &chunk, ArrayRef<Value> needed, bool keepAll);
   void maybeRematerialize(MutableArrayRef<Chunk> chunks, ArrayRef<Value> needed,
                           unsigned index);

@@ -1,0 +1,153 @@
+//===- Rematerialize.cpp - recomputing across a reduction -----------------===//
+//
+// Part of normfuse. In -nf-lower-to-gpu's register-resident rows: which
+// values a thread keeps across a reduction's barrier and which it
+// recomputes from the narrow row as loaded after it (fewer registers live
+// at the barrier, more CTAs per SM), and where that pays.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/KernelLowering.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::lowering;
+
+/// Whether a reduction after the first reads an operand broadcast over rows
+/// (a weight, a [B, 1, D] modulation) through f32 values: rmsnorm_quant_fp8's
+/// max of |x * rstd * w|. What such a reduction computes is held in f32
+/// across the next barrier whether the row is recomputed before it or not
+/// (recomputing it after that barrier would load the operand again, measured
+/// slower), so recomputing between reductions frees no register at the peak
+/// and only adds work. A value rounded to 16 bits (seed #1's residual sum,
+/// stored in bf16) is held narrow: the walk stops there.
+bool KernelLowering::laterReductionReadsBroadcast(
+    ArrayRef<ReduceOp> reductions) {
+  SmallVector<Value> stack;
+  for (ReduceOp reduce : reductions.drop_front())
+    stack.push_back(ReduceOp(reduce).getInput());
+  DenseSet<Value> seen;
+  while (!stack.empty()) {
+    Value v = stack.pop_back_val();
+    auto row = dyn_cast<RowType>(v.getType());
+    if (!row || !seen.insert(v).second)
+      continue;
+    Operation *op = v.getDefiningOp();
+    if (!op)
+      continue;
+    if (auto load = dyn_cast<LoadOp>(op)) {
+      if (load.getKind() != BroadcastKind::BSD)
+        return true;
+      continue;
+    }
+    if (isa<SelectLoadOp>(op))
+      return true;
+    if (row.getElementType().getIntOrFloatBitWidth() < 32)
+      continue;
+    llvm::append_range(stack, op->getOperands());
+  }
+  return false;
+}
+
+/// Whether `v` (cached as `value`), computed before the reduction, stays in
+/// registers across it when the thread rematerializes: narrow values (a row
+/// as loaded, or rounded to bf16 / f16) pass through an opaque copy, values
+/// that take more than a few instructions to recompute (a transcendental, a
+/// square root, a division by a row) are kept; the rest is recomputed.
+static bool isKeptAcrossReduction(Value v, Value value) {
+  Operation *op = v.getDefiningOp();
+  if (getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth() < 32)
+    return true;
+  return isa_and_nonnull<ExpOp, TanhOp, SigmoidOp, SqrtOp, RsqrtOp>(op) ||
+         (isa_and_nonnull<DivOp>(op) &&
+          isa<RowType>(op->getOperand(1).getType()));
+}
+
+/// Bits per element the thread holds across the reduction to compute
+/// `needed` from what `chunk` has cached: every cached value it depends on
+/// (`keepAll`), or only those rematerialization keeps. Operands not cached
+/// are loaded after the reduction and cost no register across it.
+unsigned KernelLowering::liveBits(Chunk &chunk, ArrayRef<Value> needed,
+                                  bool keepAll) {
+  DenseSet<Value> seen;
+  SmallVector<Value> stack(needed);
+  unsigned bits = 0;
+  while (!stack.empty()) {
+    Value v = stack.pop_back_val();
+    if (!isa<RowType>(v.getType()) || !seen.insert(v).second)
+      continue;
+    auto cached = chunk.cache.find(v);
+    // A cached load that rematerialization drops is loaded again: counted
+    // too, for the latency and the registers its reload takes.
+    if (cached != chunk.cache.end() &&
+        (keepAll || isKeptAcrossReduction(v, cached->second) ||
+         isa_and_nonnull<LoadOp, SelectLoadOp>(v.getDefiningOp()))) {
+      bits += getElementTypeOrSelf(cached->second.getType())
+                  .getIntOrFloatBitWidth();
+      continue;
+    }
+    Operation *op = v.getDefiningOp();
+    if (!op || isa<LoadOp, SelectLoadOp>(op))
+      continue;
+    llvm::append_range(stack, op->getOperands());
+  }
+  return bits;
+}
+
+/// Before the epilogue of a row program with one reduction (and, where
+/// Schedule::recomputesBetweenReductions, before each reduction after the first
+/// and the epilogue of one with several), which needs `needed`: when
+/// recomputing from narrow values holds at most half the bits per element
+/// that keeping what was computed does (a bf16 row instead of its f32
+/// widening), forgets every value of each chunk that isKeptAcrossReduction
+/// does not keep. ptxas, sm_90: RMSNorm 256 x 4 63 -> 40 registers, fused
+/// add + RMSNorm 80 -> 52, seed #2 59 -> 42. `index` numbers the
+/// rematerializations of a row: each hides its narrow values behind a
+/// different zero, so that a second XOR cannot cancel the first (LLVM folds
+/// `(x ^ z) ^ z` to `x`, which merged the epilogue's widening with the one
+/// before the second reduction: LayerNorm 512 x 3 stayed at 62 registers).
+/// Kernels with rotary embedding keep everything (partners are read from
+/// other chunks).
+void KernelLowering::maybeRematerialize(MutableArrayRef<Chunk> chunks,
+                                        ArrayRef<Value> needed,
+                                        unsigned index) {
+  if (!vectorized || hasRope || !sched.isRegisterResident() || chunks.empty() ||
+      2 * liveBits(chunks.front(), needed, /*keepAll=*/false) >
+          liveBits(chunks.front(), needed, /*keepAll=*/true))
+    return;
+  // The kept narrow values pass through an XOR with a zero that neither
+  // LLVM nor ptxas can prove is zero, the chain's row count shifted right
+  // by 32 + index (the runtime refuses 2^31 rows or more), so that what is
+  // computed from them cannot be merged (CSE) with what was computed before the
+  // reduction: the f32 values then die at the reduction. (A copy, mov or
+  // inline assembly, is propagated away by ptxas, which then merges the
+  // conversions again.)
+  Value zero = arith::TruncIOp::create(
+      b, loc, b.getI32Type(),
+      arith::ShRUIOp::create(b, loc, chainRows[chainIndex], i64c(32 + index)));
+  for (Chunk &chunk : chunks) {
+    DenseMap<Value, Value> kept;
+    for (auto &[v, value] : chunk.cache) {
+      if (!isKeptAcrossReduction(v, value))
+        continue;
+      bool narrow =
+          getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth() < 32;
+      kept[v] = narrow ? opaque(value, zero) : value;
+    }
+    chunk.cache = std::move(kept);
+  }
+}
+
+Value KernelLowering::opaque(Value v, Value zero) {
+  auto type = cast<VectorType>(v.getType());
+  int64_t bits = type.getNumElements() * type.getElementTypeBitWidth();
+  auto words = VectorType::get({bits / 32}, b.getI32Type());
+  Value packed = vector::BitCastOp::create(b, loc, words, v);
+  Value hidden = arith::XOrIOp::create(
+      b, loc, packed, vector::BroadcastOp::create(b, loc, words, zero));
+  return vector::BitCastOp::create(b, loc, type, hidden);
+}
