@@ -39,13 +39,14 @@ bool KernelLowering::laterReductionReadsBroadcast(
     Operation *op = v.getDefiningOp();
     if (!op)
       continue;
-    if (auto load = dyn_cast<LoadOp>(op)) {
-      if (load.getKind() != BroadcastKind::BSD)
+    // Loads and select_loads alike: by how their operand maps onto rows.
+    if (isa<LoadOp, SelectLoadOp>(op)) {
+      BroadcastKind kind = isa<LoadOp>(op) ? cast<LoadOp>(op).getKind()
+                                           : cast<SelectLoadOp>(op).getKind();
+      if (kind != BroadcastKind::BSD)
         return true;
       continue;
     }
-    if (isa<SelectLoadOp>(op))
-      return true;
     if (row.getElementType().getIntOrFloatBitWidth() < 32)
       continue;
     llvm::append_range(stack, op->getOperands());
