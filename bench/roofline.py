@@ -280,9 +280,19 @@ def no_kernel(library):
     return make
 
 
+def as_f32(inputs):
+    """`inputs` with the [1, M, D] activations in f32."""
+    def make(M, D, gen, device):
+        return [a.float() if a.dim() == 3 else a
+                for a in inputs(M, D, gen, device)]
+    return make
+
+
 class Case:
-    def __init__(self, name, x_dtype, inputs, eager, ref, quack, liger, note):
-        self.name = name  # = the kernel's name and the artifact's file name
+    def __init__(self, name, x_dtype, inputs, eager, ref, quack, liger, note,
+                 kernel=None):
+        self.name = name  # = the artifact's file name
+        self.kernel = kernel or name  # the kernel's name in the artifact
         self.x_dtype = x_dtype  # sizes M: x is about X_BYTES
         self.inputs = inputs
         self.eager = eager
@@ -303,6 +313,14 @@ CASES = [
          "x, residual, weight bf16; residual updated in place"),
     Case("softmax", f16, softmax_inputs, softmax_eager, softmax_ref,
          quack_softmax, liger_softmax, "x f16"),
+    # The same kernels built with `!act = f32` (nf-compile --types act=f32
+    # or the alias edited), in <name>.nfa.
+    Case("layernorm_f32", f32, as_f32(layernorm_inputs), layernorm_eager,
+         layernorm_ref, quack_layernorm, liger_layernorm,
+         "x f32, weight and bias f32", kernel="layernorm"),
+    Case("softmax_f32", f32, as_f32(softmax_inputs), softmax_eager,
+         softmax_ref, quack_softmax, liger_softmax, "x f32",
+         kernel="softmax"),
     Case("scale_residual_layernorm_scale_shift", bf16, srn_inputs, srn_eager,
          srn_ref, no_kernel("Quack"), no_kernel("Liger"),
          "seed #1: x, residual bf16; gate, scale, shift [1, 1, D] f32"),
@@ -434,7 +452,7 @@ def make_contenders(case, D, kernel, opts):
     """[(label, callable or NotAvailable)] in CONTENDERS order."""
     out = [("normfuse", kernel)]
     if opts.baseline:
-        out.append(("baseline", baseline_kernel(case.name, opts.baseline)))
+        out.append(("baseline", baseline_kernel(case, opts.baseline)))
     if not opts.no_compile:
         torch._dynamo.reset()  # a fresh specialization for this shape
         out.append(("torch.compile", torch.compile(case.eager, dynamic=False)))
@@ -449,13 +467,14 @@ def make_contenders(case, D, kernel, opts):
 _baselines = {}
 
 
-def baseline_kernel(name, folder):
-    """The kernel `name` of DIR/<name>.nfa, loaded once."""
+def baseline_kernel(case, folder):
+    """The kernel of `case` in DIR/<case name>.nfa, loaded once."""
+    name = case.name
     if name not in _baselines:
         path = Path(folder) / f"{name}.nfa"
         try:
             _baselines[name] = normfuse.load(
-                str(path), prefix="baseline").kernels[name]
+                str(path), prefix="baseline").kernels[case.kernel]
         except Exception as e:
             _baselines[name] = NotAvailable(f"cannot load {path}: {short(e)}")
     return _baselines[name]
@@ -678,7 +697,7 @@ def main():
         path = Path(opts.artifacts) / f"{case.name}.nfa"
         try:
             kernel = normfuse.load(str(path), prefix="roofline").kernels[
-                case.name]
+                case.kernel]
         except Exception as e:
             print(f"{case.name}: cannot load {path}: {short(e)}", flush=True)
             kernel = None

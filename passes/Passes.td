@@ -72,7 +72,10 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
     - static D: one schedule, the fewest threads per row (a power of two, at
       most 512: a 1024-thread CTA leaves 64 registers per thread) that hold
       the row in at most `max-chunks` chunks per thread, and at least the
-      `G / chunk` lanes a group reduction of G elements spans. Under 32 threads
+      `G / chunk` lanes a group reduction of G elements spans. A row of two
+      or more reductions that 512 threads cannot hold, but 1024 threads hold
+      in at most 16 elements each (f32 rows of 8193 to 16384), gets 1024
+      threads. Under 32 threads
       several rows share a warp (`multi_row`); 32 is one warp per row
       (`warp`); more is one CTA per row with a shared-memory step (`cta`).
     - dynamic D: a *family*, the schedule a static D would get for every

@@ -134,6 +134,11 @@ static int64_t countRowReductions(KernelOp kernel) {
 /// 32768 with 1024 threads); 512 threads keep 128.
 static constexpr int64_t kMaxRegisterRowThreads = 512;
 
+/// Most row elements a thread of a 1024-thread register-resident row holds
+/// (see `select`): 16 f32 values and their operands fit in the 64
+/// registers such a CTA leaves each thread.
+static constexpr int64_t kMaxWideRowElements = 16;
+
 namespace {
 struct NfSelectSchedulePass
     : nf::impl::NfSelectScheduleBase<NfSelectSchedulePass> {
@@ -185,8 +190,14 @@ struct NfSelectSchedulePass
     SmallVector<Schedule> family;
     int64_t chunk = computeChunkElements(kernel);
     // The rule's choice grows with the chunk count, so the next distinct
-    // schedule is the one for one chunk past the last one's capacity.
-    for (int64_t v = 1; v <= kMaxRegisterRowThreads * maxChunks * maxCluster;
+    // schedule is the one for one chunk past the last one's capacity. No
+    // register-resident schedule holds more than a cluster of 512-thread
+    // CTAs or one 1024-thread CTA (both at maxChunks), so the loop ends at
+    // the first streamed schedule, and the one after the loop streams.
+    int64_t mostChunks =
+        std::max(kMaxRegisterRowThreads * maxCluster, int64_t(1024)) *
+        maxChunks;
+    for (int64_t v = 1; v <= mostChunks;
          v = family.back().capacity() / chunk + 1) {
       FailureOr<Schedule> s = select(kernel, v * chunk);
       if (failed(s))
@@ -241,6 +252,25 @@ struct NfSelectSchedulePass
         s.threadsPerRow =
             std::max(s.threadsPerRow, getGroupLanes(kernel, s.chunk));
       s.chunksPerThread = llvm::divideCeil(vectors, s.threadsPerRow);
+      // A row of two or more reductions too long for 512 threads, that
+      // 1024 threads hold in at most kMaxWideRowElements elements each (f32
+      // rows of 8193 to 16384): one CTA of 1024 threads rather than a
+      // cluster or a streamed row. ptxas keeps every two-reduction example
+      // in f32 within 64 registers without spilling (one CTA per SM), and on
+      // the H200 seed #1 in f32 ran at 85.0 / 84.2% of a copy at D = 12288 /
+      // 16384 against 82.2 (cluster of two) / 54.9 (streamed). Narrower
+      // rows never get here (512 threads hold 16384 bf16 elements); bf16
+      // rows of 24 or 32 elements per thread lost or spilled at 1024
+      // threads (docs/benchmarks.md, "1024-thread register-resident rows in
+      // f32" and the 2026-11-23 trial).
+      int64_t wideChunks = llvm::divideCeil(vectors, 1024);
+      if (s.chunksPerThread > maxChunks && threadsPerRow == 0 &&
+          countRowReductions(kernel) >= 2 && wideChunks <= maxChunks &&
+          wideChunks * s.chunk <= kMaxWideRowElements &&
+          getGroupLanes(kernel, s.chunk) <= 1024) {
+        s.threadsPerRow = 1024;
+        s.chunksPerThread = wideChunks;
+      }
       // Too long a row for one CTA's registers: share it among the CTAs of
       // a cluster, each holding as much as the longest one-CTA schedule,
       // or stream it. Each reduction waits for the cluster's slowest CTA,

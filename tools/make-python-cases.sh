@@ -44,8 +44,13 @@ done
 # per D. File name = kernel name (roofline.py loads <kernel>.nfa).
 mkdir -p "$out/roofline"
 for name in rmsnorm layernorm fused_add_rmsnorm softmax \
-            scale_residual_layernorm_scale_shift fused_add_gate_norm; do
+            scale_residual_layernorm_scale_shift \
+            scale_residual_layernorm_affine_scale_shift fused_add_gate_norm; do
   nfc "examples/$name.mlir" -o "$out/roofline/$name.nfa"
+done
+# The f32 cases (layernorm_f32, softmax_f32): the same kernels in f32.
+for name in layernorm softmax; do
+  nfc "examples/$name.mlir" --types act=f32 -o "$out/roofline/${name}_f32.nfa"
 done
 git rev-parse --short HEAD > "$out/COMMIT"
 du -sh "$out"

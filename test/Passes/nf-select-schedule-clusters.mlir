@@ -120,3 +120,19 @@ nf.kernel @two_reductions_family(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
   %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
   nf.return %yb : !nf.row<bf16>
 }
+
+// -----
+
+// f32, two reductions, D = 12288: one CTA of 1024 threads x 3 chunks holds
+// the row (nf-select-schedule.mlir), so no cluster is formed for it.
+// CHECK-LABEL: nf.kernel @two_reductions_f32
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 4, chunks_per_thread = 3>]}
+nf.kernel @two_reductions_f32(%x: tensor<?x?x12288xf32>) -> tensor<?x?x12288xf32> {
+  %xf = nf.load %x [B, S, D] : tensor<?x?x12288xf32>
+  %m = nf.reduce max %xf : !nf.row<f32>
+  %c = nf.sub %xf, %m : !nf.row<f32>, f32
+  %e = nf.exp %c : !nf.row<f32>
+  %s = nf.reduce sum %e : !nf.row<f32>
+  %y = nf.div %e, %s : !nf.row<f32>, f32
+  nf.return %y : !nf.row<f32>
+}

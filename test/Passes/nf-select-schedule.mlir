@@ -91,3 +91,49 @@ nf.kernel @long32k(%x: tensor<?x?x32768xbf16>) -> tensor<?x?x32768xbf16> {
   %r = nf.load %x [B, S, D] : tensor<?x?x32768xbf16>
   nf.return %r : !nf.row<bf16>
 }
+
+// -----
+
+// f32 rows of two reductions (softmax) past 512 threads x 4 chunks: 1024
+// threads hold D = 16384 in 4 chunks (16 elements) each, in registers.
+// One reduction (RMSNorm) at the same D is streamed without a cluster: the
+// rule is for rows read twice.
+// CHECK-LABEL: nf.kernel @softmax16k_f32
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 4, chunks_per_thread = 4>]}
+// CHECK-LABEL: nf.kernel @rms16k_f32
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 4, chunks_per_thread = 0>]}
+nf.kernel @softmax16k_f32(%x: tensor<?x?x16384xf32>) -> tensor<?x?x16384xf32> {
+  %xf = nf.load %x [B, S, D] : tensor<?x?x16384xf32>
+  %m = nf.reduce max %xf : !nf.row<f32>
+  %c = nf.sub %xf, %m : !nf.row<f32>, f32
+  %e = nf.exp %c : !nf.row<f32>
+  %s = nf.reduce sum %e : !nf.row<f32>
+  %y = nf.div %e, %s : !nf.row<f32>, f32
+  nf.return %y : !nf.row<f32>
+}
+nf.kernel @rms16k_f32(%x: tensor<?x?x16384xf32>) -> tensor<?x?x16384xf32> {
+  %xf = nf.load %x [B, S, D] : tensor<?x?x16384xf32>
+  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
+  %y = nf.mul %xf, %ms : !nf.row<f32>, f32
+  nf.return %y : !nf.row<f32>
+}
+
+// -----
+
+// The same softmax with D dynamic: after 512 threads x 4 chunks (D <=
+// 8192), 1024 threads x 3 and x 4 chunks (D <= 12288, <= 16384), then the
+// streamed schedule. D = 16385 would need 5 chunks (20 elements): streamed.
+// CHECK-LABEL: nf.kernel @softmax_any_f32
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 4, chunks_per_thread = 4>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 4, chunks_per_thread = 3>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 4, chunks_per_thread = 4>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 4, chunks_per_thread = 0>]}
+nf.kernel @softmax_any_f32(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  %xf = nf.load %x [B, S, D] : tensor<?x?x?xf32>
+  %m = nf.reduce max %xf : !nf.row<f32>
+  %c = nf.sub %xf, %m : !nf.row<f32>, f32
+  %e = nf.exp %c : !nf.row<f32>
+  %s = nf.reduce sum %e : !nf.row<f32>
+  %y = nf.div %e, %s : !nf.row<f32>, f32
+  nf.return %y : !nf.row<f32>
+}
