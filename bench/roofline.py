@@ -474,7 +474,7 @@ def baseline_kernel(case, folder):
         path = Path(folder) / f"{name}.nfa"
         try:
             _baselines[name] = normfuse.load(
-                str(path), prefix="baseline").kernels[case.kernel]
+                str(path), prefix=f"baseline_{name}").kernels[case.kernel]
         except Exception as e:
             _baselines[name] = NotAvailable(f"cannot load {path}: {short(e)}")
     return _baselines[name]
@@ -696,7 +696,9 @@ def main():
             continue
         path = Path(opts.artifacts) / f"{case.name}.nfa"
         try:
-            kernel = normfuse.load(str(path), prefix="roofline").kernels[
+            # One prefix per case: two cases may build the same kernel.
+            kernel = normfuse.load(
+                str(path), prefix=f"roofline_{case.name}").kernels[
                 case.kernel]
         except Exception as e:
             print(f"{case.name}: cannot load {path}: {short(e)}", flush=True)
