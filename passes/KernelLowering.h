@@ -112,6 +112,11 @@ private:
   Value rsqrtRefined(Value x);
   Value callF32(StringRef intrinsic, Value e);
   Chunk makeChunk(Value chunkIndex, Value numChunks);
+  /// A general variant whose elements are loaded predicated on being in
+  /// the row, from unclamped indices (holdsGeneralRowPredicated).
+  bool predicatedElements() {
+    return !vectorized && holdsGeneralRowPredicated(kernel, sched);
+  }
   Chunk makeShiftedChunk(Chunk &of, function_ref<Value(Value)> index);
 
   // Reductions and stores.
