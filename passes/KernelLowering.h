@@ -48,6 +48,7 @@ public:
     for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
       inPlace |= kernel.getInPlaceArgument(r).has_value();
     inPlaceRope = hasRope && inPlace;
+    predicated = !vectorized && holdsGeneralRowPredicated(kernel, schedule);
   }
 
   LogicalResult emit(StringRef name);
@@ -114,9 +115,7 @@ private:
   Chunk makeChunk(Value chunkIndex, Value numChunks);
   /// A general variant whose elements are loaded predicated on being in
   /// the row, from unclamped indices (holdsGeneralRowPredicated).
-  bool predicatedElements() {
-    return !vectorized && holdsGeneralRowPredicated(kernel, sched);
-  }
+  bool predicatedElements() const { return predicated; }
   Chunk makeShiftedChunk(Chunk &of, function_ref<Value(Value)> index);
 
   // Reductions and stores.
@@ -159,6 +158,7 @@ private:
   /// The kernel applies rotary embedding; and also writes a result in place
   /// (partners are then read where other chunks store).
   bool hasRope = false, inPlaceRope = false;
+  bool predicated = false;
   OpBuilder &b;
   Location loc;
 
