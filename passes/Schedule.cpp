@@ -134,9 +134,11 @@ static int64_t countRowReductions(KernelOp kernel) {
 /// 32768 with 1024 threads); 512 threads keep 128.
 static constexpr int64_t kMaxRegisterRowThreads = 512;
 
-/// Most row elements a thread of a 1024-thread register-resident row holds
-/// (see `select`): 16 f32 values and their operands fit in the 64
-/// registers such a CTA leaves each thread.
+/// The threads of a CTA that holds a row of two or more reductions too long
+/// for kMaxRegisterRowThreads (see `select`), and the most row elements
+/// each holds: 16 f32 values and their operands fit in the 64 registers
+/// such a CTA leaves each thread.
+static constexpr int64_t kWideRowThreads = 1024;
 static constexpr int64_t kMaxWideRowElements = 16;
 
 namespace {
@@ -195,7 +197,7 @@ struct NfSelectSchedulePass
     // CTAs or one 1024-thread CTA (both at maxChunks), so the loop ends at
     // the first streamed schedule, and the one after the loop streams.
     int64_t mostChunks =
-        std::max(kMaxRegisterRowThreads * maxCluster, int64_t(1024)) *
+        std::max(kMaxRegisterRowThreads * maxCluster, kWideRowThreads) *
         maxChunks;
     for (int64_t v = 1; v <= mostChunks;
          v = family.back().capacity() / chunk + 1) {
@@ -263,12 +265,12 @@ struct NfSelectSchedulePass
       // rows of 24 or 32 elements per thread lost or spilled at 1024
       // threads (docs/benchmarks.md, "1024-thread register-resident rows in
       // f32" and the 2026-11-23 trial).
-      int64_t wideChunks = llvm::divideCeil(vectors, 1024);
+      int64_t wideChunks = llvm::divideCeil(vectors, kWideRowThreads);
       if (s.chunksPerThread > maxChunks && threadsPerRow == 0 &&
           countRowReductions(kernel) >= 2 && wideChunks <= maxChunks &&
           wideChunks * s.chunk <= kMaxWideRowElements &&
-          getGroupLanes(kernel, s.chunk) <= 1024) {
-        s.threadsPerRow = 1024;
+          getGroupLanes(kernel, s.chunk) <= kWideRowThreads) {
+        s.threadsPerRow = kWideRowThreads;
         s.chunksPerThread = wideChunks;
       }
       // Too long a row for one CTA's registers: share it among the CTAs of
