@@ -48,6 +48,7 @@ public:
     for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
       inPlace |= kernel.getInPlaceArgument(r).has_value();
     inPlaceRope = hasRope && inPlace;
+    predicated = !vectorized && holdsGeneralRowPredicated(kernel, schedule);
   }
 
   LogicalResult emit(StringRef name);
@@ -112,6 +113,9 @@ private:
   Value rsqrtRefined(Value x);
   Value callF32(StringRef intrinsic, Value e);
   Chunk makeChunk(Value chunkIndex, Value numChunks);
+  /// A general variant whose elements are loaded predicated on being in
+  /// the row, from unclamped indices (holdsGeneralRowPredicated).
+  bool predicatedElements() const { return predicated; }
   Chunk makeShiftedChunk(Chunk &of, function_ref<Value(Value)> index);
 
   // Reductions and stores.
@@ -154,6 +158,7 @@ private:
   /// The kernel applies rotary embedding; and also writes a result in place
   /// (partners are then read where other chunks store).
   bool hasRope = false, inPlaceRope = false;
+  bool predicated = false;
   OpBuilder &b;
   Location loc;
 

@@ -51,6 +51,14 @@ Chunk KernelLowering::makeChunk(Value chunkIndex, Value numChunks) {
     return chunk;
   }
   Value first = mul(chunkIndex, i64c(C));
+  if (predicatedElements()) {
+    // Unclamped: loadRow predicates each load on `valid`, storeRow each
+    // store, and reductions mask the element out.
+    chunk.base = first;
+    chunk.valid.push_back(lt(first, rowLength));
+    chunk.elements.push_back(first);
+    return chunk;
+  }
   Value lastElement = sub(rowLength, i64c(1));
   chunk.base = first;
   for (int64_t i = 0; i < C; ++i) {
@@ -85,6 +93,24 @@ Value KernelLowering::loadRow(Value ptr, Type element, Value rowOff,
                                 false, invariant);
   }
   SmallVector<Value> elements;
+  if (predicatedElements()) {
+    for (auto [i, e] : llvm::enumerate(chunk.elements)) {
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{element}, chunk.valid[i],
+                                    /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value loaded = LLVM::LoadOp::create(b, loc, element,
+                                          gep(ptr, element, add(rowOff, e)),
+                                          bytes, false, false, invariant);
+      scf::YieldOp::create(b, loc, loaded);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      Value zero = arith::ConstantOp::create(
+          b, loc, element, cast<TypedAttr>(b.getZeroAttr(element)));
+      scf::YieldOp::create(b, loc, zero);
+      elements.push_back(ifOp.getResult(0));
+    }
+    return vector::FromElementsOp::create(b, loc, vecOf(element), elements);
+  }
   for (Value e : chunk.elements)
     elements.push_back(LLVM::LoadOp::create(b, loc, element,
                                             gep(ptr, element, add(rowOff, e)),

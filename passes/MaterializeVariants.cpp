@@ -22,11 +22,6 @@ namespace mlir::nf {
 using namespace mlir;
 using namespace mlir::nf;
 
-/// Most row elements a thread of a general variant keeps in registers: one
-/// element per access costs far more registers (addresses, masks) than
-/// 16-byte chunks, and longer rows spilled; they are streamed instead.
-static constexpr int64_t kMaxGeneralElements = 8;
-
 /// Whether 16-byte accesses can exist at all for this kernel: D (if
 /// static) a multiple of the chunk, and rotary halves made of whole chunks.
 static bool canVectorize(KernelOp kernel, int64_t chunk) {
@@ -148,7 +143,11 @@ struct NfMaterializeVariantsPass
         g.chunksPerThread *= g.chunk;
         g.chunk = 1;
       }
-      if (g.chunksPerThread * g.chunk > kMaxGeneralElements && !needsWholeRow)
+      // Clamped indices cost registers (rows of more than
+      // kMaxGeneralElements per thread spilled): longer rows are streamed,
+      // unless their elements are loaded predicated (Schedule.h).
+      if (g.chunksPerThread * g.chunk > kMaxGeneralElements && !needsWholeRow &&
+          !holdsGeneralRowPredicated(kernel, g))
         g.chunksPerThread = 0;
       if (needsWholeRow && !g.isRegisterResident())
         return kernel.emitOpError(

@@ -149,7 +149,10 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
     - a *general* variant (any alignment, one element per access) with the
       same threads: register-resident while a thread holds at most 8
       elements (or the kernel writes a rotary result in place, which needs
-      the whole row), else streamed; streamed general variants of
+      the whole row; or, for a row of two or more reductions in CTAs of at
+      most 256 threads without rotary embedding or groups, at most 32
+      elements, each loaded predicated from an unclamped index), else
+      streamed; streamed general variants of
       consecutive schedules with the same threads are one function. In a
       kernel with group reductions its chunks stay of consecutive elements
       (loaded one by one), so that a group spans as few lanes as in the

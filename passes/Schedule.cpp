@@ -115,9 +115,7 @@ int64_t mlir::nf::getGroupLanes(KernelOp kernel, int64_t chunk) {
   return lanes;
 }
 
-/// The most reductions over the whole row (not group reductions) one chain
-/// of `kernel` has.
-static int64_t countRowReductions(KernelOp kernel) {
+int64_t mlir::nf::countRowReductions(KernelOp kernel) {
   ChainAnalysis chains(kernel);
   int64_t most = 0;
   for (const Chain &chain : chains.getChains())
@@ -126,6 +124,17 @@ static int64_t countRowReductions(KernelOp kernel) {
                                return reduce && !reduce.getGroup();
                              }));
   return most;
+}
+
+bool mlir::nf::holdsGeneralRowPredicated(KernelOp kernel, const Schedule &g) {
+  if (!g.isRegisterResident() || g.chunk != 1 || g.clusterSize != 1 ||
+      g.chunksPerThread <= kMaxGeneralElements ||
+      g.chunksPerThread > kMaxPredicatedElements || g.threadsPerRow > 256 ||
+      getGroupLanes(kernel, 1) > 1)
+    return false;
+  bool rope = false;
+  kernel.walk([&](RopeOp) { rope = true; });
+  return !rope && countRowReductions(kernel) >= 2;
 }
 
 /// The most threads a register-resident row gets by default: a CTA of 1024

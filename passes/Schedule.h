@@ -87,6 +87,27 @@ int64_t computeChunkElements(KernelOp kernel);
 /// elements: 1 without group reductions.
 int64_t getGroupLanes(KernelOp kernel, int64_t chunk);
 
+/// The most reductions over the whole row (not group reductions) one chain
+/// of `kernel` has.
+int64_t countRowReductions(KernelOp kernel);
+
+/// Most row elements a thread of a general variant (one element per
+/// access) keeps in registers; longer rows are streamed. An element's
+/// index is clamped into the row, and each costs registers.
+constexpr int64_t kMaxGeneralElements = 8;
+/// The same for the general variants `holdsGeneralRowPredicated` selects.
+constexpr int64_t kMaxPredicatedElements = 32;
+
+/// Whether the general schedule `g` (one element per access) of `kernel`
+/// holds more than kMaxGeneralElements per thread, loading each element
+/// predicated on being in the row from an unclamped index (one base plus a
+/// constant, so few registers): only rows of two or more reductions (which
+/// a streamed schedule reads once per reduction and again for the
+/// epilogue) in CTAs of at most 256 threads, without rotary embedding or
+/// group reductions. Measured on odd D in docs/benchmarks.md ("Odd row
+/// lengths").
+bool holdsGeneralRowPredicated(KernelOp kernel, const Schedule &g);
+
 /// The static row length of the kernel, if every chain's D is static and
 /// they agree.
 std::optional<int64_t> getStaticRowLength(KernelOp kernel);

@@ -130,3 +130,25 @@ nf.kernel @unscheduled(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
   %r = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
   nf.return %r : !nf.row<bf16>
 }
+
+// -----
+
+// Two reductions over the row (softmax): a general variant of at most 256
+// threads keeps up to 32 elements per thread in registers (loaded
+// predicated, see nf-lower-to-gpu-general.mlir) instead of streaming the
+// row once per reduction; 512 threads still stream.
+// CHECK-LABEL: nf.kernel @two_reductions_general
+// CHECK-SAME: #nf.variant<name = "g3_cta256x32", vectorized = false, max_d = 8192, schedule = <threads_per_row = 256, rows_per_cta = 1, chunk = 1, chunks_per_thread = 32>>
+// CHECK-SAME: #nf.variant<name = "g7_streaming512", vectorized = false, max_d = 16384, schedule = <threads_per_row = 512, rows_per_cta = 1, chunk = 1, chunks_per_thread = 0>>
+nf.kernel @two_reductions_general(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>]} {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %m = nf.reduce max %xf : !nf.row<f32>
+  %c = nf.sub %xf, %m : !nf.row<f32>, f32
+  %e = nf.exp %c : !nf.row<f32>
+  %s = nf.reduce sum %e : !nf.row<f32>
+  %y = nf.div %e, %s : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
