@@ -56,6 +56,7 @@ public:
 private:
   // Constants and small helpers.
   Value i64c(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); }
+  Value trueValue() { return arith::ConstantIntOp::create(b, loc, 1, 1); }
   Value f32c(double v) {
     return arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
                                           APFloat((float)v));
@@ -113,6 +114,9 @@ private:
   Value rsqrtRefined(Value x);
   Value callF32(StringRef intrinsic, Value e);
   Chunk makeChunk(Value chunkIndex, Value numChunks);
+  /// A general variant's chunk of one element known to be in the row: its
+  /// index unclamped, its mask true (the streamed loop's full iterations).
+  Chunk makeInRowChunk(Value chunkIndex);
   /// A general variant whose elements are loaded predicated on being in
   /// the row, from unclamped indices (holdsGeneralRowPredicated).
   bool predicatedElements() const { return predicated; }
@@ -228,6 +232,8 @@ private:
                         ArrayRef<ReduceOp> reductions,
                         ArrayRef<std::pair<unsigned, Value>> outputs,
                         Value numChunks);
+  /// Chunks per iteration of the streamed loops (chunkLoop).
+  int64_t streamedUnroll();
   scf::ForOp
   chunkLoop(Value numChunks, ValueRange init,
             function_ref<SmallVector<Value>(Chunk &, ValueRange)> body);

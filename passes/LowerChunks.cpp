@@ -69,6 +69,15 @@ Chunk KernelLowering::makeChunk(Value chunkIndex, Value numChunks) {
   return chunk;
 }
 
+Chunk KernelLowering::makeInRowChunk(Value chunkIndex) {
+  assert(!vectorized && sched.chunk == 1 && "a general chunk of one element");
+  Chunk chunk;
+  chunk.base = chunkIndex;
+  chunk.elements.push_back(chunkIndex);
+  chunk.valid.push_back(trueValue());
+  return chunk;
+}
+
 Chunk KernelLowering::makeShiftedChunk(Chunk &of,
                                        function_ref<Value(Value)> index) {
   Chunk chunk;

@@ -337,19 +337,64 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
   return success();
 }
 
+int64_t KernelLowering::streamedUnroll() {
+  // A streamed general variant (one element per chunk) of a row program
+  // with one reduction takes kStreamedGeneralUnroll chunks per iteration:
+  // with one 2-byte load per thread per iteration too few bytes are in
+  // flight per SM to cover the memory latency. An iteration whose chunks
+  // are all in the row (all but the last) loads them unclamped and
+  // unmasked; the last one clamps and masks. Rows of two or more
+  // reductions (read three times) keep one chunk per iteration: unrolled,
+  // at odd D past 8192 (512 threads), LayerNorm gained 2 to 7 points but
+  // softmax lost up to 2 and seed #1 15 to 19 (docs/benchmarks.md,
+  // "Streamed odd rows").
+  return !vectorized && sched.chunk == 1 && !hasRope &&
+                 countRowReductions(kernel) <= 1
+             ? kStreamedGeneralUnroll
+             : 1;
+}
+
 scf::ForOp KernelLowering::chunkLoop(
     Value numChunks, ValueRange init,
     function_ref<SmallVector<Value>(Chunk &, ValueRange)> body) {
-  auto loop = scf::ForOp::create(b, loc, lane, numChunks,
-                                 i64c(sched.threadsPerRow), init);
+  int64_t unroll = streamedUnroll();
+  int64_t step = sched.threadsPerRow * unroll;
+  auto loop = scf::ForOp::create(b, loc, lane, numChunks, i64c(step), init);
   OpBuilder::InsertionGuard guard(b);
   // The builder adds an empty yield when there are no iteration values.
   if (!loop.getBody()->empty())
     loop.getBody()->getTerminator()->erase();
   b.setInsertionPointToStart(loop.getBody());
-  Chunk chunk = makeChunk(loop.getInductionVar(), numChunks);
-  SmallVector<Value> next = body(chunk, loop.getRegionIterArgs());
-  scf::YieldOp::create(b, loc, next);
+  Value first = loop.getInductionVar();
+  auto emitChunks = [&](bool inRow) {
+    SmallVector<Chunk> chunks;
+    for (int64_t u = 0; u < unroll; ++u) {
+      Value index = add(first, i64c(u * sched.threadsPerRow));
+      chunks.push_back(inRow ? makeInRowChunk(index)
+                             : makeChunk(index, numChunks));
+    }
+    SmallVector<Value> acc(loop.getRegionIterArgs());
+    for (Chunk &chunk : chunks)
+      acc = body(chunk, acc);
+    return acc;
+  };
+  if (unroll == 1) {
+    scf::YieldOp::create(b, loc, emitChunks(/*inRow=*/false));
+    return loop;
+  }
+  Value last = add(first, i64c((unroll - 1) * sched.threadsPerRow));
+  auto ifOp = scf::IfOp::create(b, loc, ValueRange(init).getTypes(),
+                                lt(last, numChunks), /*withElseRegion=*/true);
+  // Without results the builder has added empty yields: replaced.
+  for (Block *block : {ifOp.thenBlock(), ifOp.elseBlock()})
+    if (!block->empty())
+      block->getTerminator()->erase();
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  scf::YieldOp::create(b, loc, emitChunks(/*inRow=*/true));
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc, emitChunks(/*inRow=*/false));
+  b.setInsertionPointAfter(ifOp);
+  scf::YieldOp::create(b, loc, ifOp.getResults());
   return loop;
 }
 
@@ -376,11 +421,26 @@ void KernelLowering::emitStreamedRows(
       evaluateReadyScalars(chain);
     }
     storePerRowValues(perRowOutputs);
-    chunkLoop(numChunks, {}, [&](Chunk &chunk, ValueRange) {
-      for (auto &[r, value] : outputs)
-        storeOutput(r, value, chunk);
-      return SmallVector<Value>{};
-    });
+    auto storeLoop = [&] {
+      chunkLoop(numChunks, {}, [&](Chunk &chunk, ValueRange) {
+        for (auto &[r, value] : outputs)
+          storeOutput(r, value, chunk);
+        return SmallVector<Value>{};
+      });
+    };
+    if (streamedUnroll() == 1) {
+      storeLoop();
+    } else {
+      // Unrolled, a row past the chain's end is tested once around the loop
+      // (no barrier inside it), so that a full iteration's stores are not
+      // conditional.
+      auto inChain = scf::IfOp::create(b, loc, rowValid, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(inChain.thenBlock());
+      Value saved = std::exchange(rowValid, trueValue());
+      storeLoop();
+      rowValid = saved;
+    }
     if (g > 0)
       swapRow(rowStates[g]);
   }

@@ -203,7 +203,10 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     thread, a butterfly of `gpu.shuffle xor` inside the row's lanes, then a
     shared-memory step across the warps of a CTA row. LayerNorm's two
     reductions run as two passes over the register-resident row (a
-    `streaming` row is re-read per pass). Modulation operands are loaded per row;
+    `streaming` row is re-read per pass; the streamed general variant of a
+    row with one reduction takes 8 elements per thread and iteration, from
+    unclamped indices except in the last iteration). Modulation operands are
+    loaded per row;
     `select_load` loads only the chosen operand; a rotary partner in another
     lane of the warp is exchanged with `gpu.shuffle xor`, otherwise it is
     recomputed from its own inputs. A group reduction is reduced per chunk:

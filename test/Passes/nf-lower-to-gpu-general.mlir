@@ -1,4 +1,4 @@
-// RUN: nf-opt %s -nf-materialize-variants="drop=sm_v0_cta256x4,sm_v1_cta256x8,sm_v2_cta256x16" -nf-lower-to-gpu | FileCheck %s
+// RUN: nf-opt %s -nf-materialize-variants="drop=sm_v0_cta256x4,sm_v1_cta256x8,sm_v2_cta256x16,rms_v0_cta256x4,rms_v1_cta256x8,rms_v2_cta256x16,sm512_v0_cta512x4,sm512_v1_cta512x8,sm512_v2_cta512x16" -nf-lower-to-gpu | FileCheck %s
 
 // The general variant of a two-reduction row at 256 threads x 32 elements
 // keeps its row in registers: each element's load is predicated on being
@@ -11,6 +11,55 @@
 // CHECK: gpu.return
 nf.kernel @sm(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
     attributes {nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>]} {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %m = nf.reduce max %xf : !nf.row<f32>
+  %c = nf.sub %xf, %m : !nf.row<f32>, f32
+  %e = nf.exp %c : !nf.row<f32>
+  %s = nf.reduce sum %e : !nf.row<f32>
+  %y = nf.div %e, %s : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// The streamed general variant of a one-reduction row takes 8 elements per
+// thread and iteration (step 8 x 256): an iteration whose elements are all
+// in the row loads them from unclamped indices, the last one clamps them.
+// The stores are tested once for the row being in the chain, not per
+// element.
+// CHECK-LABEL: gpu.func @rms_g3_streaming256(
+// CHECK: scf.for %{{.*}} step %c2048_i64 iter_args(%{{.*}}) -> (f32)
+// CHECK: scf.if %{{.*}} -> (f32) {
+// CHECK-NOT: arith.minsi
+// CHECK-COUNT-8: llvm.load %{{.*}} invariant {alignment = 2 : i64} : !llvm.ptr<1> -> bf16
+// CHECK: } else {
+// CHECK-COUNT-8: arith.minsi
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.*}} step %c2048_i64
+// CHECK-COUNT-8: llvm.store
+// CHECK: } else {
+// CHECK: gpu.return
+nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>]} {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %wb = nf.load %w [D] : tensor<?xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %sq = nf.mul %xf, %xf : !nf.row<f32>, !nf.row<f32>
+  %s = nf.reduce sum %sq : !nf.row<f32>
+  %y = nf.mul %xf, %s : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  %o = nf.mul %yb, %wb : !nf.row<bf16>, !nf.row<bf16>
+  nf.return %o : !nf.row<bf16>
+}
+
+// Rows of two reductions, streamed (512 threads), keep one element per
+// iteration.
+// CHECK-LABEL: gpu.func @sm512_g3_streaming512(
+// CHECK: scf.for %{{.*}} step %c512_i64{{.*}} iter_args(%{{.*}}) -> (f32)
+// CHECK-NOT: scf.if %{{.*}} -> (f32)
+// CHECK: gpu.return
+nf.kernel @sm512(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>]} {
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
   %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
   %m = nf.reduce max %xf : !nf.row<f32>
