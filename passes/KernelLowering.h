@@ -236,7 +236,8 @@ private:
   int64_t streamedUnroll();
   scf::ForOp
   chunkLoop(Value numChunks, ValueRange init,
-            function_ref<SmallVector<Value>(Chunk &, ValueRange)> body);
+            function_ref<SmallVector<Value>(Chunk &, ValueRange)> body,
+            function_ref<void(Chunk &)> prefetch = nullptr);
 };
 
 /// Whether a per-row scalar or group value is known to be at least the

@@ -356,7 +356,8 @@ int64_t KernelLowering::streamedUnroll() {
 
 scf::ForOp KernelLowering::chunkLoop(
     Value numChunks, ValueRange init,
-    function_ref<SmallVector<Value>(Chunk &, ValueRange)> body) {
+    function_ref<SmallVector<Value>(Chunk &, ValueRange)> body,
+    function_ref<void(Chunk &)> prefetch) {
   int64_t unroll = streamedUnroll();
   int64_t step = sched.threadsPerRow * unroll;
   auto loop = scf::ForOp::create(b, loc, lane, numChunks, i64c(step), init);
@@ -373,6 +374,9 @@ scf::ForOp KernelLowering::chunkLoop(
       chunks.push_back(inRow ? makeInRowChunk(index)
                              : makeChunk(index, numChunks));
     }
+    if (prefetch && unroll > 1)
+      for (Chunk &chunk : chunks)
+        prefetch(chunk);
     SmallVector<Value> acc(loop.getRegionIterArgs());
     for (Chunk &chunk : chunks)
       acc = body(chunk, acc);
@@ -421,12 +425,32 @@ void KernelLowering::emitStreamedRows(
       evaluateReadyScalars(chain);
     }
     storePerRowValues(perRowOutputs);
+    // Unrolled, with three or more loads per element, the iteration's loads
+    // are issued before its first store: a load of a tensor written in
+    // place (fused add + RMSNorm's residual) is not invariant, and neither
+    // LLVM nor ptxas moves it above a store that may alias it, nor any load
+    // out of the per-element branches into which LLVM merges the full
+    // iterations and the last. H100, odd D: fused add + RMSNorm +6.7 to
+    // +24.8 points (-2.4 at 8193), seed #2 +6.6 to +23.9. With two loads
+    // (RMSNorm's row and weight) it took ptxas from 36 to 54 registers and
+    // lost up to 7.8 at 8193-12289 (docs/benchmarks.md, "Streamed odd
+    // rows").
+    auto loadRows = [&](Chunk &chunk) {
+      for (Operation *op : chain.ops)
+        if (isa<LoadOp>(op))
+          evaluate(op->getResult(0), chunk);
+    };
     auto storeLoop = [&] {
-      chunkLoop(numChunks, {}, [&](Chunk &chunk, ValueRange) {
-        for (auto &[r, value] : outputs)
-          storeOutput(r, value, chunk);
-        return SmallVector<Value>{};
-      });
+      chunkLoop(
+          numChunks, {},
+          [&](Chunk &chunk, ValueRange) {
+            for (auto &[r, value] : outputs)
+              storeOutput(r, value, chunk);
+            return SmallVector<Value>{};
+          },
+          llvm::count_if(chain.ops, llvm::IsaPred<LoadOp>) >= 3
+              ? function_ref<void(Chunk &)>(loadRows)
+              : nullptr);
     };
     if (streamedUnroll() == 1) {
       storeLoop();

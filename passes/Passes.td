@@ -205,7 +205,9 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     reductions run as two passes over the register-resident row (a
     `streaming` row is re-read per pass; the streamed general variant of a
     row with one reduction takes 8 elements per thread and iteration, from
-    unclamped indices except in the last iteration). Modulation operands are
+    unclamped indices except in the last iteration, and with three or more
+    loads per element issues them all before the iteration's first store).
+    Modulation operands are
     loaded per row;
     `select_load` loads only the chosen operand; a rotary partner in another
     lane of the warp is exchanged with `gpu.shuffle xor`, otherwise it is
