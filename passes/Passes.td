@@ -207,11 +207,10 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     row with one reduction takes 8 elements per thread and iteration, from
     unclamped indices except in the last iteration, and with three or more
     loads per element issues them all before the iteration's first store).
-    Modulation operands are
-    loaded per row;
-    `select_load` loads only the chosen operand; a rotary partner in another
-    lane of the warp is exchanged with `gpu.shuffle xor`, otherwise it is
-    recomputed from its own inputs. A group reduction is reduced per chunk:
+    Modulation operands are loaded per row; `select_load` loads only the
+    chosen operand; a rotary partner in another lane of the warp is
+    exchanged with `gpu.shuffle xor`, otherwise it is recomputed from its
+    own inputs. A group reduction is reduced per chunk:
     in the thread, then across the group's lanes by a butterfly of
     `nvvm.shfl.sync` whose member mask is those lanes (at most 32 lanes and
     the row's threads; a larger group is an error).

@@ -95,12 +95,12 @@ int64_t countRowReductions(KernelOp kernel);
 /// access) keeps in registers; longer rows are streamed. An element's
 /// index is clamped into the row, and each costs registers.
 constexpr int64_t kMaxGeneralElements = 8;
-/// Chunks (one element each) a streamed general variant's thread loads per
-/// loop iteration, so that 16 bytes of a 16-bit row are in flight per
-/// thread as in a vectorized variant's chunk.
-constexpr int64_t kStreamedGeneralUnroll = 8;
 /// The same for the general variants `holdsGeneralRowPredicated` selects.
 constexpr int64_t kMaxPredicatedElements = 32;
+/// Chunks (one element each) a streamed general variant's thread loads per
+/// loop iteration (rows of one reduction, LowerRows.cpp), so that 16 bytes
+/// of a 16-bit row are in flight per thread, as in a vectorized chunk.
+constexpr int64_t kStreamedGeneralUnroll = 8;
 
 /// Whether the general schedule `g` (one element per access) of `kernel`
 /// holds more than kMaxGeneralElements per thread, loading each element
