@@ -157,6 +157,21 @@ def srn_ref(x, residual, gate, scale, shift):
     return y, r
 
 
+def srrn_eager(x, residual, gate, scale, shift):
+    # examples/scale_residual_rmsnorm_scale_shift.mlir: f32 throughout, the
+    # norm reads the unrounded r.
+    r = residual.float() + gate * x.float()
+    y = rms(r, 1.0) * (1 + scale) + shift
+    return y.to(x.dtype), r.to(x.dtype)
+
+
+def srrn_ref(x, residual, gate, scale, shift):
+    r = residual.double() + gate.double() * x.double()
+    y = r * torch.rsqrt(r.pow(2).mean(-1, keepdim=True) + EPS) \
+        * (1 + scale.double()) + shift.double()
+    return y, r
+
+
 def srn_affine_inputs(M, D, gen, device):
     # bench.py's srn_affine_inputs (seed #1, f32 affine) at B=1, S=M.
     return [randn((1, M, D), f32, gen, device),
@@ -329,6 +344,10 @@ CASES = [
          no_kernel("Quack"), no_kernel("Liger"),
          "seed #1, f32: x, residual f32; gate, weight, bias [D], scale, "
          "shift [1, 1, D] f32"),
+    Case("scale_residual_rmsnorm_scale_shift", bf16, srn_inputs,
+         srrn_eager, srrn_ref, no_kernel("Quack"), no_kernel("Liger"),
+         "seed #1 with RMSNorm (sglang's norm_type=\"rms\"): x, residual "
+         "bf16; gate, scale, shift [1, 1, D] f32"),
     Case("fused_add_gate_norm", bf16, fagn_inputs, fagn_eager, fagn_ref,
          no_kernel("Quack"), no_kernel("Liger"),
          "seed #2: x, residual bf16; gate [1, 1, D], weight [D] f32"),

@@ -434,12 +434,14 @@ void KernelLowering::emitStreamedRows(
     // +24.8 points (-2.4 at 8193), seed #2 +6.6 to +23.9. With two loads
     // (RMSNorm's row and weight) it took ptxas from 36 to 54 registers and
     // lost up to 7.8 at 8193-12289 (docs/benchmarks.md, "Streamed odd
-    // rows").
+    // rows"). The loads stay with their elements past
+    // maxPrefetchedValues (a 1024-thread variant of six loads spilled).
     auto loadRows = [&](Chunk &chunk) {
       for (Operation *op : chain.ops)
         if (isa<LoadOp>(op))
           evaluate(op->getResult(0), chunk);
     };
+    int64_t numLoads = llvm::count_if(chain.ops, llvm::IsaPred<LoadOp>);
     auto storeLoop = [&] {
       chunkLoop(
           numChunks, {},
@@ -448,7 +450,8 @@ void KernelLowering::emitStreamedRows(
               storeOutput(r, value, chunk);
             return SmallVector<Value>{};
           },
-          llvm::count_if(chain.ops, llvm::IsaPred<LoadOp>) >= 3
+          numLoads >= 3 && numLoads * streamedUnroll() <=
+                               maxPrefetchedValues(sched.blockSize())
               ? function_ref<void(Chunk &)>(loadRows)
               : nullptr);
     };

@@ -126,6 +126,10 @@ int64_t mlir::nf::countRowReductions(KernelOp kernel) {
   return most;
 }
 
+int64_t mlir::nf::maxPrefetchedValues(int64_t blockSize) {
+  return std::min<int64_t>(255, 65536 / blockSize) / 2;
+}
+
 bool mlir::nf::holdsGeneralRowPredicated(KernelOp kernel, const Schedule &g) {
   if (!g.isRegisterResident() || g.chunk != 1 || g.clusterSize != 1 ||
       g.chunksPerThread <= kMaxGeneralElements ||

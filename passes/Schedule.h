@@ -101,6 +101,11 @@ constexpr int64_t kMaxPredicatedElements = 32;
 /// loop iteration (rows of one reduction, LowerRows.cpp), so that 16 bytes
 /// of a 16-bit row are in flight per thread, as in a vectorized chunk.
 constexpr int64_t kStreamedGeneralUnroll = 8;
+/// Most loaded values (loads x kStreamedGeneralUnroll) an unrolled store
+/// loop of such a variant issues before its first store, as a fraction of
+/// the registers a thread of its block may have (65536 / block, at most
+/// 255): half. At 1024 threads (64 registers) six loads (48 values) spilled.
+int64_t maxPrefetchedValues(int64_t blockSize);
 
 /// Whether the general schedule `g` (one element per access) of `kernel`
 /// holds more than kMaxGeneralElements per thread, loading each element

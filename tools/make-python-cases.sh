@@ -45,7 +45,8 @@ done
 mkdir -p "$out/roofline"
 for name in rmsnorm layernorm fused_add_rmsnorm softmax \
             scale_residual_layernorm_scale_shift \
-            scale_residual_layernorm_affine_scale_shift fused_add_gate_norm; do
+            scale_residual_layernorm_affine_scale_shift \
+            scale_residual_rmsnorm_scale_shift fused_add_gate_norm; do
   nfc "examples/$name.mlir" -o "$out/roofline/$name.nfa"
 done
 # The f32 cases (layernorm_f32, softmax_f32): the same kernels in f32.

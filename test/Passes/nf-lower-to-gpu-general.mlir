@@ -1,4 +1,4 @@
-// RUN: nf-opt %s -nf-materialize-variants="drop=sm_v0_cta256x4,sm_v1_cta256x8,sm_v2_cta256x16,rms_v0_cta256x4,rms_v1_cta256x8,rms_v2_cta256x16,sm512_v0_cta512x4,sm512_v1_cta512x8,sm512_v2_cta512x16,fa_v0_cta256x4,fa_v1_cta256x8,fa_v2_cta256x16" -nf-lower-to-gpu | FileCheck %s
+// RUN: nf-opt %s -nf-materialize-variants="drop=sm_v0_cta256x4,sm_v1_cta256x8,sm_v2_cta256x16,rms_v0_cta256x4,rms_v1_cta256x8,rms_v2_cta256x16,sm512_v0_cta512x4,sm512_v1_cta512x8,sm512_v2_cta512x16,fa_v0_cta256x4,fa_v1_cta256x8,fa_v2_cta256x16,five_v0_cta1024x4,five_v1_cta1024x8,five_v2_cta1024x16" -nf-lower-to-gpu | FileCheck %s
 
 // The general variant of a two-reduction row at 256 threads x 32 elements
 // keeps its row in registers: each element's load is predicated on being
@@ -143,4 +143,35 @@ nf.kernel @fa(%x: tensor<?x?x?xbf16>, %r: tensor<?x?x?xbf16>, %w: tensor<?xbf16>
   %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
   %o = nf.mul %yb, %wb : !nf.row<bf16>, !nf.row<bf16>
   nf.return %o : !nf.row<bf16>
+}
+
+// At 1024 threads (64 registers a thread), five loads x 8 elements are past
+// maxPrefetchedValues (32): the loads stay with their element, the first
+// store follows the first element's five loads.
+// CHECK-LABEL: gpu.func @five_g3_streaming1024(
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.*}} step %c8192_i64
+// CHECK-COUNT-5: llvm.load
+// CHECK-NOT: llvm.load
+// CHECK: llvm.store
+// CHECK: } else {
+nf.kernel @five(%x: tensor<?x?x?xbf16>, %r: tensor<?x?x?xbf16>, %w: tensor<?xbf16>,
+                %sc: tensor<?x1x?xbf16>, %sh: tensor<?x1x?xbf16>) -> tensor<?x?x?xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>]} {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %rb = nf.load %r [B, S, D] : tensor<?x?x?xbf16>
+  %wb = nf.load %w [D] : tensor<?xbf16>
+  %scb = nf.load %sc [B, 1, D] : tensor<?x1x?xbf16>
+  %shb = nf.load %sh [B, 1, D] : tensor<?x1x?xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %rf = nf.cast %rb : !nf.row<bf16> to !nf.row<f32>
+  %a = nf.add %xf, %rf : !nf.row<f32>, !nf.row<f32>
+  %sq = nf.mul %a, %a : !nf.row<f32>, !nf.row<f32>
+  %s = nf.reduce sum %sq : !nf.row<f32>
+  %y = nf.mul %a, %s : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  %o = nf.mul %yb, %wb : !nf.row<bf16>, !nf.row<bf16>
+  %p = nf.mul %o, %scb : !nf.row<bf16>, !nf.row<bf16>
+  %m = nf.add %p, %shb : !nf.row<bf16>, !nf.row<bf16>
+  nf.return %m : !nf.row<bf16>
 }
