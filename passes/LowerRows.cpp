@@ -434,8 +434,8 @@ void KernelLowering::emitStreamedRows(
     // +24.8 points (-2.4 at 8193), seed #2 +6.6 to +23.9. With two loads
     // (RMSNorm's row and weight) it took ptxas from 36 to 54 registers and
     // lost up to 7.8 at 8193-12289 (docs/benchmarks.md, "Streamed odd
-    // rows"). The loads stay with their elements past
-    // maxPrefetchedValues (a 1024-thread variant of six loads spilled).
+    // rows"). Past maxPrefetchedValues the loads stay with their elements
+    // (more cost occupancy or spilled).
     auto loadRows = [&](Chunk &chunk) {
       for (Operation *op : chain.ops)
         if (isa<LoadOp>(op))

@@ -206,7 +206,9 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     `streaming` row is re-read per pass; the streamed general variant of a
     row with one reduction takes 8 elements per thread and iteration, from
     unclamped indices except in the last iteration, and with three or more
-    loads per element issues them all before the iteration's first store).
+    loads per element issues them all before the iteration's first store,
+    up to 64 loaded values in CTAs of at most 256 threads, 32 in larger
+    ones).
     Modulation operands are loaded per row; `select_load` loads only the
     chosen operand; a rotary partner in another lane of the warp is
     exchanged with `gpu.shuffle xor`, otherwise it is recomputed from its

@@ -102,9 +102,9 @@ constexpr int64_t kMaxPredicatedElements = 32;
 /// of a 16-bit row are in flight per thread, as in a vectorized chunk.
 constexpr int64_t kStreamedGeneralUnroll = 8;
 /// Most loaded values (loads x kStreamedGeneralUnroll) an unrolled store
-/// loop of such a variant issues before its first store, as a fraction of
-/// the registers a thread of its block may have (65536 / block, at most
-/// 255): half. At 1024 threads (64 registers) six loads (48 values) spilled.
+/// loop of such a variant issues before its first store: 64 in CTAs of up
+/// to 256 threads, 32 in CTAs of 512 or 1024, where more cost occupancy or
+/// spilled.
 int64_t maxPrefetchedValues(int64_t blockSize);
 
 /// Whether the general schedule `g` (one element per access) of `kernel`
