@@ -5,9 +5,11 @@
 # the sections that tell what bounds a memory-bound kernel: DRAM and L1/L2
 # throughput and hit rates, occupancy and its limit, warp stall reasons.
 #
-#   CASES=c1,c2 DIMS=d1,d2 [ARTS=gpu-prof] tools/gpu-ncu.sh OUT
+#   CASES=c1,c2 DIMS=d1,d2 [ARTS=gpu-prof] [KERNELS=regex] tools/gpu-ncu.sh OUT
 #
-# ARTS/<case>.nfa: the artifacts (file name = roofline case name). The full
+# ARTS/<case>.nfa: the artifacts (file name = roofline case name). KERNELS:
+# the functions profiled (default `_v[0-9]+_`, the vectorized variants;
+# `_g[0-9]+_` for the general ones, which odd D runs). The full
 # report is OUT/ncu.txt; the lines worth reading are printed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,10 +22,10 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/dev
   || { cat "$out/build.log"; exit 1; }
 ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis \
   --section MemoryWorkloadAnalysis_Tables --section Occupancy --section LaunchStats \
-  --section WarpStateStats -k 'regex:_v[0-9]+_' \
+  --section WarpStateStats -k "regex:${KERNELS:-_v[0-9]+_}" \
   python3 bench/roofline.py --artifacts "${ARTS:-gpu-prof}" --profile \
   --cases "$CASES" --dims "$DIMS" > "$out/ncu.txt" 2>&1
 rc=$?
-grep -E "^  [a-z_0-9]+_v[0-9]+_.*\(|Duration|DRAM Throughput|L1/TEX Hit|L2 Hit|L1/TEX Cache Throughput|L2 Cache Throughput|Achieved Occupancy|Registers Per|Block Limit Reg|Block Limit Shared|Warp Cycles Per Issued|Stall Long|Stall Barrier" \
+grep -E "^  [a-z_0-9]+_[vg][0-9]+_.*\(|Duration|DRAM Throughput|L1/TEX Hit|L2 Hit|L1/TEX Cache Throughput|L2 Cache Throughput|Achieved Occupancy|Registers Per|Block Limit Reg|Block Limit Shared|Warp Cycles Per Issued|Stall Long|Stall Barrier" \
   "$out/ncu.txt" | head -200
 exit $rc
