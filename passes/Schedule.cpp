@@ -127,11 +127,11 @@ int64_t mlir::nf::countRowReductions(KernelOp kernel) {
 }
 
 int64_t mlir::nf::maxPrefetchedValues(int64_t blockSize) {
-  // Measured (docs/benchmarks.md, "Streamed odd rows"): five loads (40
-  // values) at 128 and 256 threads took 72-95 registers and gained up to
-  // 19 points on an H200; at 512 threads 97 registers, one CTA per SM,
-  // and lost 5.5; six loads at 1024 threads spilled. Four (32 values) gain
-  // at 512 threads.
+  // Measured (docs/benchmarks.md, "Loads before stores, within a register
+  // budget"): five loads (40 values) at 128 and 256 threads took 72-95
+  // registers and gained up to 19 points on an H200; at 512 threads 97
+  // registers, one CTA per SM, and lost 5.5; six loads at 1024 threads
+  // spilled. Four (32 values) gained at 512 threads ("Streamed odd rows").
   return blockSize >= 512 ? 32 : 64;
 }
 
