@@ -16,6 +16,13 @@
 using namespace mlir;
 using namespace mlir::nf;
 
+/// How a variant accesses rows, as the artifact and --ptxas-info name it.
+static StringRef accessName(VariantAttr variant) {
+  if (variant.getVectorized())
+    return "vectorized";
+  return variant.getPeeled() ? "peeled" : "general";
+}
+
 static std::string formatShape(RankedTensorType type) {
   std::string text;
   for (auto [i, size] : llvm::enumerate(type.getShape())) {
@@ -137,7 +144,7 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
   // The body is composed in memory so that its digest can end the file.
   std::string body;
   llvm::raw_string_ostream os(body);
-  os << "normfuse-artifact 6\n";
+  os << "normfuse-artifact 7\n";
   os << "target " << chip << "\n";
   for (KernelOp kernel : module.getOps<KernelOp>()) {
     FailureOr<SmallVector<VariantAttr>> variants = getVariants(kernel);
@@ -163,13 +170,12 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
     for (VariantAttr variant : *variants) {
       Schedule s = Schedule::fromAttr(variant.getSchedule());
       os << "variant " << getVariantFunctionName(kernel, variant) << " "
-         << (variant.getVectorized() ? "vectorized" : "general") << " max_d "
-         << variant.getMaxD() << " schedule " << s.getKindName()
-         << " threads_per_row " << s.threadsPerRow << " rows_per_cta "
-         << s.ctaRows() << " chunk " << s.chunk << " chunks_per_thread "
-         << s.chunksPerThread << " block " << s.blockSize() << " shared "
-         << sharedMemoryBytes(kernel, s, chains) << " cluster " << s.clusterSize
-         << "\n";
+         << accessName(variant) << " max_d " << variant.getMaxD()
+         << " schedule " << s.getKindName() << " threads_per_row "
+         << s.threadsPerRow << " rows_per_cta " << s.ctaRows() << " chunk "
+         << s.chunk << " chunks_per_thread " << s.chunksPerThread << " block "
+         << s.blockSize() << " shared " << sharedMemoryBytes(kernel, s, chains)
+         << " cluster " << s.clusterSize << "\n";
     }
     os << "chains " << chains.getChains().size() << "\n";
     SmallVector<ArgumentUse> uses = describeArguments(kernel, chains);
@@ -222,7 +228,7 @@ void mlir::nf::printKernelSummary(ModuleOp module, llvm::raw_ostream &os) {
     for (VariantAttr variant : *variants) {
       Schedule s = Schedule::fromAttr(variant.getSchedule());
       os << "  " << getVariantFunctionName(kernel, variant) << ": "
-         << (variant.getVectorized() ? "vectorized" : "general") << " D<="
+         << accessName(variant) << " D<="
          << (variant.getMaxD() ? std::to_string(variant.getMaxD()) : "any")
          << " schedule=" << s.getKindName()
          << " threads_per_row=" << s.threadsPerRow

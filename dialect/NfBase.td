@@ -198,6 +198,15 @@ def Nf_VariantAttr : Nf_Attr<"Variant", "variant"> {
     - `vectorized = true`: every row tensor is 16-byte aligned with strides
       that keep it so, and D is a multiple of the schedule's `chunk` (the
       function uses 16-byte loads and stores); `false`: any alignment, any D.
+    - `peeled = true` (with `vectorized = false`): D need not be a multiple of
+      the chunk, nor rows aligned; every row tensor `[B, S, D]` starts at the
+      same element offset modulo the chunk and has strides equal modulo the
+      chunk, so that each row's body is loaded and stored in 16-byte chunks
+      and only its first and last chunk element by element (odd D; a
+      register-resident schedule, whose `max_d` leaves room for a row that
+      starts a chunk minus one element before an aligned address). Operands
+      broadcast along rows (`[D]`, `[B, 1, D]`) are then misaligned with the
+      row and loaded element by element. Omitted when false.
     - `max_d`: D is at most this (a register-resident schedule holds at most
       that many elements per row); 0: any D.
 
@@ -214,7 +223,9 @@ def Nf_VariantAttr : Nf_Attr<"Variant", "variant"> {
     StringRefParameter<"the suffix of the variant's GPU function">:$name,
     "bool":$vectorized,
     "int64_t":$max_d,
-    Nf_ScheduleAttr:$schedule
+    Nf_ScheduleAttr:$schedule,
+    DefaultValuedParameter<"bool", "false",
+                           "rows start anywhere (see the description)">:$peeled
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -152,7 +152,7 @@ int64_t ScheduleAttr::getCapacity() const {
 
 LogicalResult VariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                   StringRef name, bool vectorized, int64_t maxD,
-                                  ScheduleAttr schedule) {
+                                  ScheduleAttr schedule, bool peeled) {
   if (name.empty() ||
       !llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; }))
     return emitError() << "variant name must be letters, digits and '_', "
@@ -168,5 +168,11 @@ LogicalResult VariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << "' keeps rows in registers, at most " << capacity
                        << " elements, so max_d must be 1 to " << capacity
                        << ", found " << maxD;
+  if (peeled && (vectorized || capacity == 0 || schedule.getChunk() < 2 ||
+                 schedule.getClusterSize() != 1))
+    return emitError() << "variant '" << name
+                       << "' is peeled, which needs vectorized = false and a "
+                          "register-resident schedule of chunks of two or "
+                          "more elements, without a cluster";
   return success();
 }

@@ -30,8 +30,15 @@ struct Chunk {
   SmallVector<Value> elements;
   /// Vectorized: i1, the chunk is part of the row. General: one i1 per
   /// element. Out-of-row elements are loaded from a clamped address and
-  /// masked out of reductions and stores.
+  /// masked out of reductions and stores. Peeled: empty (see `full`).
   SmallVector<Value> valid;
+  /// Peeled: i1, every element of the chunk is in the row; and the index
+  /// of its first element (negative in a row's first chunk), where `base`
+  /// is that of the chunk it is read from (clamped into the row's chunks).
+  /// Elements outside the row are masked out of reductions and stores;
+  /// `elements` holds the chunk's indices clamped into the row, for the
+  /// operands loaded element by element.
+  Value full, first;
   DenseMap<Value, Value> cache;
   /// Group values: the chunk's max(1, chunk / G) values (GroupReductions.cpp).
   DenseMap<Value, SmallVector<Value>> groups;
@@ -40,9 +47,10 @@ struct Chunk {
 class KernelLowering {
 public:
   KernelLowering(KernelOp kernel, const Schedule &schedule, bool vectorized,
-                 bool hardwareFp8, OpBuilder &builder)
+                 bool peeled, bool hardwareFp8, OpBuilder &builder)
       : kernel(kernel), chains(kernel), sched(schedule), vectorized(vectorized),
-        hardwareFp8(hardwareFp8), b(builder), loc(kernel.getLoc()) {
+        peeled(peeled), hardwareFp8(hardwareFp8), b(builder),
+        loc(kernel.getLoc()) {
     kernel.walk([&](RopeOp) { hasRope = true; });
     bool inPlace = false;
     for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
@@ -104,7 +112,13 @@ private:
   // Chunk evaluation.
   Value evaluate(Value v, Chunk &chunk);
   Value loadRow(Value ptr, Type element, Value rowOff, Chunk &chunk,
-                bool invariant);
+                bool invariant, BroadcastKind kind);
+  /// A peeled variant's load: 16-byte accesses for a row tensor, element
+  /// by element for one broadcast along the rows.
+  Value loadPeeled(Value ptr, Type element, Value rowOff, Chunk &chunk,
+                   bool invariant, BroadcastKind kind);
+  /// Whether each element of a peeled chunk is in the row.
+  SmallVector<Value> peeledValid(Chunk &chunk);
   Value evaluateRope(RopeOp rope, Chunk &chunk);
   Value emitElementwise(Operation *op, ArrayRef<Value> operands);
   Value toF32(Value v);
@@ -157,6 +171,10 @@ private:
   ChainAnalysis chains;
   Schedule sched;
   bool vectorized;
+  /// A peeled variant (#nf.variant's `peeled`): chunks of `sched.chunk`
+  /// elements aligned in memory rather than in the row, so a row's first
+  /// and last chunk are partly outside it.
+  bool peeled;
   /// The target converts f32 pairs to fp8 in one instruction (sm_90 on).
   bool hardwareFp8;
   /// The kernel applies rotary embedding; and also writes a result in place
@@ -189,8 +207,9 @@ private:
   bool clusterWaitPending = false;
   Value clusterCombine(Value partial, ReduceKind kind, unsigned slot);
 
-  // Row state, reset per row.
-  Value rowB, rowS, rowFrame, rowValid;
+  // Row state, reset per row. `rowHead` (peeled variants): how many
+  // elements past an aligned address the row starts, in [0, chunk).
+  Value rowB, rowS, rowFrame, rowValid, rowHead;
   DenseMap<Value, Value> scalars;
   DenseMap<Value, Value> rowOffsets;
   DenseMap<Operation *, Value> selectTaken;
@@ -202,7 +221,7 @@ private:
 
   /// The row state of one of a thread's rows while another is emitted.
   struct RowState {
-    Value rowB, rowS, rowFrame, rowValid;
+    Value rowB, rowS, rowFrame, rowValid, rowHead;
     DenseMap<Value, Value> scalars, rowOffsets;
     DenseMap<Operation *, Value> selectTaken;
     DenseMap<Operation *, std::pair<Value, Value>> ropePosition;
@@ -213,6 +232,7 @@ private:
     std::swap(rowS, other.rowS);
     std::swap(rowFrame, other.rowFrame);
     std::swap(rowValid, other.rowValid);
+    std::swap(rowHead, other.rowHead);
     std::swap(scalars, other.scalars);
     std::swap(rowOffsets, other.rowOffsets);
     std::swap(selectTaken, other.selectTaken);

@@ -27,6 +27,27 @@ using namespace mlir::nf::lowering;
 Chunk KernelLowering::makeChunk(Value chunkIndex, Value numChunks) {
   int64_t C = sched.chunk;
   Chunk chunk;
+  if (peeled) {
+    // Chunk j covers elements [j * C - head, (j + 1) * C - head) of the
+    // row, aligned in memory; the row spans ceil((D + head) / C) of them.
+    // A chunk past them is read from the row's last one (and masked out),
+    // as in the vectorized variant. 64-bit indices: a thread's chunks are
+    // then one base plus constants, but for the clamp.
+    chunk.first = sub(mul(chunkIndex, i64c(C)), rowHead);
+    Value count = div(add(rowLength, add(rowHead, i64c(C - 1))), i64c(C));
+    chunk.base =
+        sub(mul(minI(chunkIndex, sub(count, i64c(1))), i64c(C)), rowHead);
+    // Only whether the chunk is full stays live; which elements of a
+    // partial chunk are in the row is computed where it is needed
+    // (peeledValid), so that no per-element mask holds registers
+    // across the reductions.
+    chunk.full =
+        andI(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                   chunk.first, i64c(0)),
+             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                   add(chunk.first, i64c(C)), rowLength));
+    return chunk;
+  }
   if (vectorized && sched.isRegisterResident()) {
     // 32-bit index arithmetic (D is at most the variant's capacity): the
     // chunk offsets stay live until the epilogue's stores, in one register
@@ -92,8 +113,68 @@ Chunk KernelLowering::makeShiftedChunk(Chunk &of,
   return chunk;
 }
 
+SmallVector<Value> KernelLowering::peeledValid(Chunk &chunk) {
+  // Elements lo <= i < hi are in the row, lo = -first and hi = D - first
+  // (32-bit: D is at most the variant's capacity): each element's test
+  // compares a constant, so no `first + i` is computed here that LLVM
+  // would share with (and hoist above the reductions for) the epilogue's
+  // element indices, keeping them live across the reductions.
+  Type i32 = b.getI32Type();
+  Value first = arith::TruncIOp::create(b, loc, i32, chunk.first);
+  Value lo = arith::SubIOp::create(
+      b, loc, arith::ConstantIntOp::create(b, loc, 0, 32), first);
+  Value hi = arith::SubIOp::create(
+      b, loc, arith::TruncIOp::create(b, loc, i32, rowLength), first);
+  SmallVector<Value> valid;
+  for (int64_t i = 0; i < sched.chunk; ++i) {
+    Value c = arith::ConstantIntOp::create(b, loc, i, 32);
+    valid.push_back(
+        andI(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lo, c),
+             lt(c, hi)));
+  }
+  return valid;
+}
+
+Value KernelLowering::loadPeeled(Value ptr, Type element, Value rowOff,
+                                 Chunk &chunk, bool invariant,
+                                 BroadcastKind kind) {
+  unsigned bytes = element.getIntOrFloatBitWidth() / 8;
+  if (kind == BroadcastKind::BSD) {
+    // A row tensor: the runtime checked that it starts at the anchor's
+    // offset within a chunk, so every chunk is one aligned access, a row's
+    // first and last chunk included: their elements outside the row lie in
+    // the same 16 bytes as one inside it (never another page), and are
+    // masked out of reductions and stores. No branch around the load, past
+    // which ptxas would not move the next chunk's loads (a first build with
+    // element-by-element loads in a branch took 2.5 to 3.5 times the
+    // registers).
+    return LLVM::LoadOp::create(
+        b, loc, vecOf(element), gep(ptr, element, add(rowOff, chunk.base)),
+        std::min<unsigned>(16, bytes * sched.chunk), false, false, invariant);
+  }
+  // Broadcast along the rows ([D], [B, 1, D], ...): misaligned with the
+  // row, so element by element (these mostly hit L1), each index clamped
+  // into the row. The indices are shared by every such operand.
+  if (chunk.elements.empty()) {
+    Value last = sub(rowLength, i64c(1));
+    for (int64_t i = 0; i < sched.chunk; ++i)
+      chunk.elements.push_back(minI(
+          arith::MaxSIOp::create(b, loc, add(chunk.first, i64c(i)), i64c(0)),
+          last));
+  }
+  SmallVector<Value> elements;
+  for (Value e : chunk.elements)
+    elements.push_back(LLVM::LoadOp::create(b, loc, element,
+                                            gep(ptr, element, add(rowOff, e)),
+                                            bytes, false, false, invariant));
+  return vector::FromElementsOp::create(b, loc, vecOf(element), elements);
+}
+
 Value KernelLowering::loadRow(Value ptr, Type element, Value rowOff,
-                              Chunk &chunk, bool invariant) {
+                              Chunk &chunk, bool invariant,
+                              BroadcastKind kind) {
+  if (peeled)
+    return loadPeeled(ptr, element, rowOff, chunk, invariant, kind);
   unsigned bytes = element.getIntOrFloatBitWidth() / 8;
   if (vectorized) {
     Value address = gep(ptr, element, add(rowOff, chunk.base));
@@ -159,7 +240,7 @@ Value KernelLowering::evaluate(Value v, Chunk &chunk) {
             }
             return loadRow(ptr, element,
                            rowOffset(load.getSource(), load.getKind()), chunk,
-                           !isWritten(load.getSource()));
+                           !isWritten(load.getSource()), load.getKind());
           })
           .Case([&](SelectLoadOp selectOp) -> Value {
             auto type = cast<RankedTensorType>(selectOp.getFirst().getType());
@@ -178,7 +259,7 @@ Value KernelLowering::evaluate(Value v, Chunk &chunk) {
               return splat(LLVM::LoadOp::create(
                   b, loc, element, ptr, element.getIntOrFloatBitWidth() / 8,
                   false, false, true));
-            return loadRow(ptr, element, off, chunk, true);
+            return loadRow(ptr, element, off, chunk, true, selectOp.getKind());
           })
           .Case([&](RopeOp rope) -> Value { return evaluateRope(rope, chunk); })
           .Default([&](Operation *op) -> Value {

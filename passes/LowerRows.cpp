@@ -192,6 +192,28 @@ void KernelLowering::setUpRow(unsigned c, Value row) {
       rowOffset(selectOp.getSecond(), selectOp.getKind());
     }
   }
+  // Peeled: the row's offset within a chunk, from the first [B, S, D]
+  // load (the runtime checked that every row tensor has the same), so that
+  // chunk j, elements [j * C - head, (j + 1) * C - head), is aligned.
+  rowHead = Value();
+  if (peeled) {
+    for (Operation *op : chain.ops) {
+      auto load = dyn_cast<LoadOp>(op);
+      if (!load || load.getKind() != BroadcastKind::BSD)
+        continue;
+      auto type = cast<RankedTensorType>(load.getSource().getType());
+      unsigned bytes =
+          getStorageType(type.getElementType()).getIntOrFloatBitWidth() / 8;
+      Value address = LLVM::PtrToIntOp::create(
+          b, loc, b.getI64Type(),
+          argValue[cast<BlockArgument>(load.getSource()).getArgNumber()]);
+      Value start = add(div(address, i64c(bytes)),
+                        rowOffset(load.getSource(), BroadcastKind::BSD));
+      rowHead = andI(start, i64c(sched.chunk - 1));
+      break;
+    }
+    assert(rowHead && "a peeled variant needs a [B, S, D] load");
+  }
   for (Operation *op : chain.ops) {
     if (auto selectOp = dyn_cast<SelectLoadOp>(op)) {
       auto indexType = cast<RankedTensorType>(selectOp.getIndex().getType());
@@ -288,11 +310,17 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     Value firstChunk = lane;
     if (sched.clusterSize > 1)
       firstChunk = add(mul(clusterRank, i64c(sched.threadsPerRow)), lane);
-    for (int64_t g = 0; g < group; ++g)
+    // (In each row's state: a peeled chunk depends on where its row starts.)
+    for (int64_t g = 0; g < group; ++g) {
+      if (g > 0)
+        swapRow(rowStates[g]);
       for (int64_t k = 0; k < sched.chunksPerThread; ++k)
         rowChunks[g].push_back(makeChunk(
             add(i64c(k * sched.threadsPerRow * sched.clusterSize), firstChunk),
             numChunks));
+      if (g > 0)
+        swapRow(rowStates[g]);
+    }
     // The cluster barrier that tells a CTA the others have started (and
     // their shared memory exists) is arrived on here, waited on before the
     // first reduction writes into the others: the row's loads overlap it.
@@ -304,8 +332,10 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     // With several rows per thread, the [B, S, D] loads of every row are
     // issued before the first row's reductions: the loads of later rows
     // are in flight while earlier ones reduce (a barrier would keep ptxas
-    // from hoisting them).
-    if (group > 1) {
+    // from hoisting them). So are a peeled variant's, whose reductions
+    // branch per chunk (full or not), past which ptxas does not move the
+    // next chunk's loads.
+    if (group > 1 || peeled) {
       for (int64_t g = 0; g < group; ++g) {
         if (g > 0)
           swapRow(rowStates[g]);
@@ -614,6 +644,22 @@ Value KernelLowering::reduceChunk(ReduceOp op, Chunk &chunk) {
   Value identity = f32c(isMax ? -std::numeric_limits<double>::infinity() : 0.0);
   // Masked elements contribute the identity (-inf for max, not 0; a masked
   // element of a sum of squares is 0 before it is squared).
+  if (peeled) {
+    // Only a row's first and last chunk mask their elements.
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{b.getF32Type()}, chunk.full,
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    scf::YieldOp::create(b, loc, reduceLanes(v, op.getKind(), 0, sched.chunk));
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    SmallVector<Value> valid = peeledValid(chunk);
+    Value mask = vector::FromElementsOp::create(
+        b, loc, VectorType::get({sched.chunk}, b.getI1Type()), valid);
+    scf::YieldOp::create(b, loc,
+                         reduceLanes(select(mask, v, splat(identity)),
+                                     op.getKind(), 0, sched.chunk));
+    return ifOp.getResult(0);
+  }
   if (!vectorized) {
     Value mask = vector::FromElementsOp::create(
         b, loc, VectorType::get({sched.chunk}, b.getI1Type()), chunk.valid);
@@ -693,6 +739,28 @@ void KernelLowering::storeRow(unsigned result, Value value, Chunk &chunk) {
     LLVM::StoreOp::create(b, loc, value,
                           gep(ptr, element, add(rowOff, chunk.base)),
                           std::min<unsigned>(16, bytes * sched.chunk));
+    return;
+  }
+  if (peeled) {
+    // A full chunk in one aligned store; a row's first and last chunk
+    // element by element, only those in the row.
+    auto inRow = scf::IfOp::create(b, loc, rowValid, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(inRow.thenBlock());
+    Value first = add(rowOff, chunk.first);
+    auto ifOp = scf::IfOp::create(b, loc, chunk.full, true);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    LLVM::StoreOp::create(b, loc, value, gep(ptr, element, first),
+                          std::min<unsigned>(16, bytes * sched.chunk));
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    SmallVector<Value> valid = peeledValid(chunk);
+    for (int64_t i = 0; i < sched.chunk; ++i) {
+      auto one = scf::IfOp::create(b, loc, valid[i], false);
+      OpBuilder::InsertionGuard elementGuard(b);
+      b.setInsertionPointToStart(one.thenBlock());
+      LLVM::StoreOp::create(b, loc, vector::ExtractOp::create(b, loc, value, i),
+                            gep(ptr, element, add(first, i64c(i))), bytes);
+    }
     return;
   }
   for (auto [i, e] : llvm::enumerate(chunk.elements)) {

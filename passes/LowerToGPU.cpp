@@ -248,7 +248,7 @@ struct NfLowerToGPUPass : nf::impl::NfLowerToGPUBase<NfLowerToGPUPass> {
       for (VariantAttr variant : *variants) {
         Schedule schedule = Schedule::fromAttr(variant.getSchedule());
         KernelLowering lowering(kernel, schedule, variant.getVectorized(),
-                                hasHardwareFp8(chip), b);
+                                variant.getPeeled(), hasHardwareFp8(chip), b);
         if (failed(lowering.emit(getVariantFunctionName(kernel, variant))))
           return signalPassFailure();
       }

@@ -5,11 +5,14 @@
 // schedule a vectorized variant where 16-byte accesses are possible (and
 // one with 8-byte accesses for rows of a multiple of half a chunk), and the
 // general variants that serve any alignment, each with the guard the
-// runtime tests at launch. See Passes.td.
+// runtime tests at launch; and, for rows of any length whose tensors share
+// their alignment, peeled variants (16-byte accesses for each row's body).
+// See Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/QuantizedCasts.h"
 #include "passes/Schedule.h"
 
 #include "mlir/IR/Builders.h"
@@ -21,6 +24,10 @@ namespace mlir::nf {
 
 using namespace mlir;
 using namespace mlir::nf;
+
+/// Most bytes per element of the operands broadcast along the rows that a
+/// kernel with peeled variants loads (see `anchored` below).
+static constexpr int64_t kMaxPeeledBroadcastBytes = 2;
 
 /// Whether 16-byte accesses can exist at all for this kernel: D (if
 /// static) a multiple of the chunk, and rotary halves made of whole chunks.
@@ -84,8 +91,44 @@ struct NfMaterializeVariantsPass
       Schedule schedule;
       bool vectorized;
       int64_t maxD;
+      bool peeled = false;
+      /// Where it goes in the order: its bound, but a peeled variant's
+      /// schedule's capacity (it goes with its schedule's variants).
+      int64_t orderBound() const { return peeled ? schedule.capacity() : maxD; }
     };
     SmallVector<Entry> vectorized, general;
+    // Peeled variants need a [B, S, D] load whose row start gives each
+    // row's misalignment (the lowering's anchor; the runtime checks that
+    // every row tensor shares it), and chunks of whole elements that the
+    // lowering can mask one by one: no rotary embedding (its partner
+    // chunks), no group reductions (groups aligned with the chunks).
+    // And operands broadcast along the rows ([D], [B, 1, D], ...) of at
+    // most 2 bytes per element in all: such an operand is misaligned with
+    // the row and loaded element by element, each load a quarter of the
+    // lanes' cache lines apart. Measured on the H200 at odd D against the
+    // general variant: fused add + RMSNorm (a bf16 weight) +7 to +24,
+    // RMSNorm and softmax up to +17 / +28 (-4 to -9 where D is just past a
+    // schedule's peeled bound), but LayerNorm (f32 weight and bias) -9 to
+    // -35 and seed #1 (three f32 operands) up to -32 (docs/benchmarks.md,
+    // "Peeled rows").
+    bool anchored = false;
+    int64_t broadcastBytes = 0;
+    auto countBroadcast = [&](Value tensor, BroadcastKind kind) {
+      if (kind == BroadcastKind::BSD || kind == BroadcastKind::One)
+        return;
+      auto type = cast<RankedTensorType>(tensor.getType());
+      broadcastBytes +=
+          getStorageType(type.getElementType()).getIntOrFloatBitWidth() / 8;
+    };
+    kernel.walk([&](Operation *op) {
+      if (auto load = dyn_cast<LoadOp>(op)) {
+        anchored |= load.getKind() == BroadcastKind::BSD;
+        countBroadcast(load.getSource(), load.getKind());
+      } else if (auto select = dyn_cast<SelectLoadOp>(op)) {
+        countBroadcast(select.getFirst(), select.getKind());
+      }
+    });
+    anchored &= broadcastBytes <= kMaxPeeledBroadcastBytes;
     // A guard on D only where a schedule is register-resident (its
     // capacity), and only where D is not static (then it is checked once,
     // when the kernel is verified and launched).
@@ -127,6 +170,21 @@ struct NfMaterializeVariantsPass
         if (groupsFit(twin))
           vectorized.push_back({twin, true, guard(twin)});
       }
+      // The peeled variant: the same threads and chunks, for rows that
+      // are not a multiple of the chunk or do not start aligned (odd D, a
+      // row slice), whose tensors all start at the same offset within a
+      // chunk. A row that starts C - 1 elements past an aligned address
+      // spans one more chunk, hence the smaller bound; rows just under the
+      // capacity take the general variant. For a static D only where D is
+      // not a multiple of the chunk.
+      // Not for schedules of fewer than 16 chunks per row (bf16: rows of
+      // up to 64 elements, which the general variant holds in registers
+      // too, at most 8 elements per thread).
+      if (anchored && !rope && !groups && s.isRegisterResident() &&
+          s.clusterSize == 1 && s.chunk > 1 && s.capacity() >= 16 * s.chunk &&
+          (!staticD ||
+           (*staticD % s.chunk != 0 && *staticD <= s.capacity() - s.chunk + 1)))
+        vectorized.push_back({s, false, s.capacity() - s.chunk + 1, true});
       // The general variant: the same threads, one element per access. With
       // group reductions a thread keeps chunks of consecutive elements
       // (loaded one by one), so that a group spans as few lanes as in the
@@ -169,12 +227,14 @@ struct NfMaterializeVariantsPass
       }
       general.push_back(e);
     }
-    // Order: by the D they serve, a vectorized variant before the general
-    // one of the same bound; the runtime takes the first whose guard holds.
+    // Order: by the D they serve, a schedule's vectorized variants before
+    // its peeled one and both before the general one of the same bound;
+    // the runtime takes the first whose guard holds.
     SmallVector<Entry> all;
     size_t vi = 0, gi = 0;
     auto bound = [](const Entry &e) {
-      return e.maxD == 0 ? std::numeric_limits<int64_t>::max() : e.maxD;
+      int64_t b = e.orderBound();
+      return b == 0 ? std::numeric_limits<int64_t>::max() : b;
     };
     while (vi < vectorized.size() || gi < general.size()) {
       if (gi == general.size() || (vi < vectorized.size() &&
@@ -187,11 +247,13 @@ struct NfMaterializeVariantsPass
     MLIRContext *ctx = kernel.getContext();
     for (auto [i, e] : llvm::enumerate(all)) {
       // Named before any is dropped, so that names stay put.
-      std::string name = (e.vectorized ? "v" : "g") + std::to_string(i) + "_" +
-                         describe(e.schedule);
+      std::string name = (e.vectorized ? "v"
+                          : e.peeled   ? "p"
+                                       : "g") +
+                         std::to_string(i) + "_" + describe(e.schedule);
       auto variant = VariantAttr::getChecked(
           [&] { return kernel.emitOpError(); }, ctx, StringRef(name),
-          e.vectorized, e.maxD, e.schedule.toAttr(ctx));
+          e.vectorized, e.maxD, e.schedule.toAttr(ctx), e.peeled);
       if (!variant)
         return failure();
       if (isDroppableVariant(kernel, variant) &&

@@ -146,6 +146,18 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
       aligned. A static D gets only the widest twin that divides it (none
       where the whole chunk does), and none where a rotary half is not
       whole twin chunks;
+    - for a register-resident schedule of 16 chunks or more per row (no
+      cluster), a *peeled* variant: the same threads and chunks, for rows of
+      any length whose `[B, S, D]` tensors all start at the same offset
+      within a chunk (odd D, rows of a slice): each row's chunk grid is
+      shifted by that offset, so its body takes 16-byte accesses and only
+      its first and last chunk are masked; operands broadcast along the
+      rows are loaded element by element. Its bound is the capacity less
+      chunk - 1 (a row may start that far past an aligned address). Only in
+      kernels with a `[B, S, D]` load, no rotary embedding or group
+      reductions, and at most 2 bytes per element of operands broadcast
+      along the rows (more measured slower than the general variant); for a
+      static D only where D is not a multiple of the chunk;
     - a *general* variant (any alignment, one element per access) with the
       same threads: register-resident while a thread holds at most 8
       elements (or the kernel writes a rotary result in place, which needs
@@ -159,13 +171,15 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
       vectorized variant; vectorized variants whose chunks a group would
       span more than a warp or the row's threads with are left out.
 
-    Variants are ordered by the longest row they serve, vectorized first;
-    the last has no bound on D (except for in-place rotary kernels, whose
+    Variants are ordered by the longest row they serve (a peeled one by its
+    schedule's capacity), vectorized first, then peeled, then general; the
+    last has no bound on D (except for in-place rotary kernels, whose
     longest rows the runtime refuses).
 
     `drop` lists GPU functions (`<kernel>_<variant>`) to leave out, for
     variants of a family (D dynamic) that hold rows in registers with 16-byte
-    accesses: the next variant of the family serves their rows.
+    accesses (vectorized or peeled): the next variant of the family serves
+    their rows.
     `nf-compile` drops a variant that ptxas spills even at one CTA per SM
     (docs/Rationale.md); names of other variants are ignored.
 

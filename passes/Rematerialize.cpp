@@ -116,7 +116,8 @@ unsigned KernelLowering::liveBits(Chunk &chunk, ArrayRef<Value> needed,
 void KernelLowering::maybeRematerialize(MutableArrayRef<Chunk> chunks,
                                         ArrayRef<Value> needed,
                                         unsigned index) {
-  if (!vectorized || hasRope || !sched.isRegisterResident() || chunks.empty() ||
+  if (!(vectorized || peeled) || hasRope || !sched.isRegisterResident() ||
+      chunks.empty() ||
       2 * liveBits(chunks.front(), needed, /*keepAll=*/false) >
           liveBits(chunks.front(), needed, /*keepAll=*/true))
     return;

@@ -68,7 +68,7 @@ std::string mlir::nf::getVariantFunctionName(KernelOp kernel,
 }
 
 bool mlir::nf::isDroppableVariant(KernelOp kernel, VariantAttr variant) {
-  return variant.getVectorized() &&
+  return (variant.getVectorized() || variant.getPeeled()) &&
          variant.getSchedule().isRegisterResident() &&
          !getStaticRowLength(kernel);
 }

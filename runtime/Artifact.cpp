@@ -140,14 +140,22 @@ static std::string checkKernel(const KernelInfo &k) {
       return "variant '" + v.function + "' holds rows of at most " +
              std::to_string(capacity) + " elements but max_d is " +
              std::to_string(v.maxD);
+    // A peeled row may start chunk - 1 elements past an aligned address.
+    if (v.peeled &&
+        (v.chunk < 2 || (v.chunk & (v.chunk - 1)) != 0 || capacity == 0 ||
+         v.clusterSize != 1 || v.maxD > capacity - v.chunk + 1))
+      return "variant '" + v.function +
+             "' is peeled but its schedule cannot hold its rows (a "
+             "register-resident schedule of power-of-two chunks, max_d at "
+             "most its capacity - chunk + 1)";
   }
-  // Every launch a vectorized variant serves must have a general one for
-  // other alignments: the longest general bound covers the longest
-  // vectorized one (0: any D).
+  // Every launch a vectorized or peeled variant serves must have a general
+  // one for other alignments: the longest general bound covers the longest
+  // of the others (0: any D).
   auto longest = [&](bool vectorized) {
     int64_t most = -1;
     for (const VariantInfo &v : k.variants)
-      if (v.vectorized == vectorized)
+      if (vectorized ? v.vectorized || v.peeled : !v.vectorized && !v.peeled)
         most = v.maxD == 0 || most == 0 ? 0 : std::max(most, v.maxD);
     return most;
   };
@@ -300,18 +308,20 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
     } else if (!kernel) {
       return fail("'" + key + "' outside a kernel");
     } else if (key == "variant" && need(artifact.format >= 6 ? 21 : 19)) {
-      // variant <function> vectorized|general max_d <n> schedule <kind>
-      //   threads_per_row <n> rows_per_cta <n> chunk <n>
+      // variant <function> vectorized|peeled|general max_d <n>
+      //   schedule <kind> threads_per_row <n> rows_per_cta <n> chunk <n>
       //   chunks_per_thread <n> block <n> shared <n> cluster <n>
-      //   (format 5: without cluster)
+      //   (format 5: without cluster; before format 7: no peeled)
       VariantInfo v;
       v.function = w[1];
       v.vectorized = w[2] == "vectorized";
+      v.peeled = w[2] == "peeled";
       v.schedule = w[6];
       static const char *const keys[] = {
           "max_d", "schedule",          "threads_per_row", "rows_per_cta",
           "chunk", "chunks_per_thread", "block",           "shared"};
-      bool ok = w[2] == "vectorized" || w[2] == "general";
+      bool ok = w[2] == "vectorized" || w[2] == "general" ||
+                (v.peeled && artifact.format >= 7);
       for (int i = 0; i < 8; ++i)
         ok = ok && w[3 + 2 * i] == keys[i];
       if (!ok || !parseInt(w[4], v.maxD) || !parseInt(w[8], v.threadsPerRow) ||

@@ -67,6 +67,10 @@ struct VariantInfo {
   std::string function;
   /// Needs 16-byte aligned row tensors and strides and D % chunk == 0.
   bool vectorized = false;
+  /// Any D; needs every [B, S, D] tensor to start at the same element
+  /// offset modulo the chunk, with strides equal modulo the chunk (each
+  /// row's body in 16-byte accesses).
+  bool peeled = false;
   /// Longest row it serves (0: any).
   int64_t maxD = 0;
   std::string schedule;
@@ -102,7 +106,7 @@ struct KernelInfo {
 /// runtime also reads format 5, whose variant lines end before `cluster`
 /// (no clusters): a reader that ignored the field would launch a cluster
 /// variant with too few CTAs, so the field came with a new number.
-constexpr int kArtifactFormat = 6;
+constexpr int kArtifactFormat = 7;
 constexpr int kOldestArtifactFormat = 5;
 
 struct Artifact {

@@ -150,6 +150,8 @@ std::string nf::rt::describeArtifact(const Artifact &artifact) {
       w.field("function", v.function);
       w.key("vectorized");
       w.boolean(v.vectorized);
+      w.key("peeled");
+      w.boolean(v.peeled);
       w.field("max_d", v.maxD);
       w.field("schedule", v.schedule);
       w.field("threads_per_row", int64_t(v.threadsPerRow));

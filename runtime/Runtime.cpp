@@ -326,13 +326,66 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
         return false;
     return true;
   };
+  // A peeled variant accesses each row's body in chunks aligned in memory,
+  // from where the first [B, S, D] load's row starts: every [B, S, D]
+  // tensor must start at the same element offset modulo the chunk and
+  // step by strides equal modulo the chunk (a stride of a dimension of
+  // size 1 is never used), so that all rows share their offset.
+  auto peeledFor = [&](int64_t chunk) {
+    bool first = true;
+    int64_t offset = 0, stride[2] = {0, 0};
+    auto same = [&](const Tensor &t, int64_t bytes) {
+      if (t.rank != 3 || t.data % bytes != 0)
+        return false;
+      int64_t o = int64_t((t.data / bytes) % chunk), st[2];
+      for (int i = 0; i < 2; ++i)
+        st[i] = t.shape[i] > 1 ? ((t.strides[i] % chunk) + chunk) % chunk : -1;
+      if (first) {
+        first = false;
+        offset = o;
+        stride[0] = st[0];
+        stride[1] = st[1];
+      }
+      for (int i = 0; i < 2; ++i) {
+        if (stride[i] < 0)
+          stride[i] = st[i];
+        if (st[i] >= 0 && st[i] != stride[i])
+          return false;
+      }
+      return o == offset;
+    };
+    for (size_t i = 0; i < numArgs; ++i) {
+      const ArgumentInfo &info = kernel.args[i];
+      if (info.role == "data" && info.bcast == "BSD" &&
+          !same(args[i].tensor, dtypeBytes(info.dtype)))
+        return false;
+    }
+    for (size_t r = 0; r < numResults; ++r)
+      if (kernel.results[r].shape.size() == 3 && !kernel.results[r].group &&
+          !same(results[r], dtypeBytes(results[r].dtype)))
+        return false;
+    return !first;
+  };
   // Variants alternate between the 16-byte chunk and its 8-byte twin: the
   // answer per chunk is computed once per launch (-1: not yet).
-  int8_t alignedByChunk[17];
+  int8_t alignedByChunk[17], peeledByChunk[17];
   std::fill(std::begin(alignedByChunk), std::end(alignedByChunk), -1);
+  std::fill(std::begin(peeledByChunk), std::end(peeledByChunk), -1);
   int chosen = -1;
   for (size_t v = 0; v < kernel.variants.size() && chosen < 0; ++v) {
     const VariantInfo &variant = kernel.variants[v];
+    if (variant.maxD > 0 && sizes.d > variant.maxD)
+      continue;
+    if (variant.peeled) {
+      int8_t known = variant.chunk <= 16 ? peeledByChunk[variant.chunk] : -1;
+      if (known < 0) {
+        known = peeledFor(variant.chunk);
+        if (variant.chunk <= 16)
+          peeledByChunk[variant.chunk] = known;
+      }
+      if (!known)
+        continue;
+    }
     if (variant.vectorized) {
       if (sizes.d % variant.chunk != 0)
         continue;
@@ -348,8 +401,6 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
       if (!aligned)
         continue;
     }
-    if (variant.maxD > 0 && sizes.d > variant.maxD)
-      continue;
     chosen = (int)v;
   }
   if (chosen < 0) {

@@ -98,23 +98,31 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 // FAMILY: ld.global.nc.v4.b32
 // FAMILY-LABEL: .entry rms_v17_multi_row16x2(
 // FAMILY: ld.global.nc.v2.b32
-// FAMILY-LABEL: .entry rms_v33_warp32x4(
+// FAMILY-LABEL: .entry rms_v38_warp32x4(
 // FAMILY-COUNT-4: ld.global.nc.v4.b32
-// FAMILY-LABEL: .entry rms_v34_warp32x8(
+// FAMILY-LABEL: .entry rms_v39_warp32x8(
 // FAMILY-COUNT-8: ld.global.nc.v2.b32
-// FAMILY-LABEL: .entry rms_v35_warp32x16(
+// FAMILY-LABEL: .entry rms_v40_warp32x16(
 // FAMILY-COUNT-16: ld.global.nc.b32
-// FAMILY-LABEL: .entry rms_v47_cta128x4(
+// The peeled variant of the same schedule: the row in 16-byte loads, the
+// weight (misaligned with the row) element by element, and stores of a
+// row's first and last chunk element by element.
+// FAMILY-LABEL: .entry rms_p41_warp32x4(
+// FAMILY-COUNT-4: ld.global.nc.v4.b32
+// FAMILY: ld.global.nc.b16
+// FAMILY: st.global.v4.b32
+// FAMILY: st.global.b16
+// FAMILY-LABEL: .entry rms_v56_cta128x4(
 // FAMILY: bar.sync
-// FAMILY-LABEL: .entry rms_v61_cta512x4(
+// FAMILY-LABEL: .entry rms_v74_cta512x4(
 // FAMILY: .maxntid 512, 1, 1
-// FAMILY-LABEL: .entry rms_v65_cluster512x3c2(
+// FAMILY-LABEL: .entry rms_v79_cluster512x3c2(
 // FAMILY: .reqnctapercluster 2, 1, 1
-// FAMILY-LABEL: .entry rms_v68_cluster512x4c4(
+// FAMILY-LABEL: .entry rms_v82_cluster512x4c4(
 // FAMILY: .reqnctapercluster 4, 1, 1
-// FAMILY-LABEL: .entry rms_v70_cluster512x4c8(
+// FAMILY-LABEL: .entry rms_v84_cluster512x4c8(
 // FAMILY: .reqnctapercluster 8, 1, 1
-// FAMILY-LABEL: .entry rms_v71_streaming1024(
+// FAMILY-LABEL: .entry rms_v85_streaming1024(
 // FAMILY: .maxntid 1024, 1, 1
-// FAMILY-LABEL: .entry rms_g72_streaming1024(
+// FAMILY-LABEL: .entry rms_g86_streaming1024(
 // FAMILY-NOT: .entry

@@ -1,10 +1,10 @@
-// RUN: nf-opt %s -nf-materialize-variants="drop=sm_v0_cta256x4,sm_v1_cta256x8,sm_v2_cta256x16,rms_v0_cta256x4,rms_v1_cta256x8,rms_v2_cta256x16,sm512_v0_cta512x4,sm512_v1_cta512x8,sm512_v2_cta512x16,fa_v0_cta256x4,fa_v1_cta256x8,fa_v2_cta256x16,five_v0_cta1024x4,five_v1_cta1024x8,five_v2_cta1024x16" -nf-lower-to-gpu | FileCheck %s
+// RUN: nf-opt %s -nf-materialize-variants="drop=sm_v0_cta256x4,sm_v1_cta256x8,sm_v2_cta256x16,rms_v0_cta256x4,rms_v1_cta256x8,rms_v2_cta256x16,sm512_v0_cta512x4,sm512_v1_cta512x8,sm512_v2_cta512x16,fa_v0_cta256x4,fa_v1_cta256x8,fa_v2_cta256x16,sm_p3_cta256x4,rms_p3_cta256x4,sm512_p3_cta512x4,fa_p3_cta256x4,five_v0_cta1024x4,five_v1_cta1024x8,five_v2_cta1024x16" -nf-lower-to-gpu | FileCheck %s
 
 // The general variant of a two-reduction row at 256 threads x 32 elements
 // keeps its row in registers: each element's load is predicated on being
 // in the row (scf.if yielding the element, zero otherwise) from an
 // unclamped index, so no index is clamped into the row (no arith.minsi).
-// CHECK: gpu.func @sm_g3_cta256x32(
+// CHECK: gpu.func @sm_g4_cta256x32(
 // CHECK-NOT: arith.minsi
 // CHECK-COUNT-32: scf.if %{{.*}} -> (bf16) {
 // CHECK-NOT: arith.minsi
@@ -27,7 +27,7 @@ nf.kernel @sm(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
 // in the row loads them from unclamped indices, the last one clamps them.
 // The stores are tested once for the row being in the chain, not per
 // element.
-// CHECK-LABEL: gpu.func @rms_g3_streaming256(
+// CHECK-LABEL: gpu.func @rms_g4_streaming256(
 // CHECK: scf.for %{{.*}} step %c2048_i64 iter_args(%{{.*}}) -> (f32)
 // CHECK: scf.if %{{.*}} -> (f32) {
 // CHECK-NOT: arith.minsi
@@ -54,7 +54,7 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 
 // Rows of two reductions, streamed (512 threads), keep one element per
 // iteration.
-// CHECK-LABEL: gpu.func @sm512_g3_streaming512(
+// CHECK-LABEL: gpu.func @sm512_g4_streaming512(
 // CHECK: scf.for %{{.*}} step %c512_i64{{.*}} iter_args(%{{.*}}) -> (f32)
 // CHECK-NOT: scf.if %{{.*}} -> (f32)
 // CHECK: gpu.return
@@ -75,7 +75,7 @@ nf.kernel @sm512(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
 // iteration's elements (3 x 8) before its first store: in the one-load-
 // per-element order a store would keep the next element's loads behind it.
 // With two (@rms above) the loads stay where their elements are computed.
-// CHECK-LABEL: gpu.func @fa_g3_streaming256(
+// CHECK-LABEL: gpu.func @fa_g4_streaming256(
 // CHECK: gpu.barrier
 // CHECK: scf.for %{{.*}} step %c2048_i64
 // CHECK-NOT: llvm.store

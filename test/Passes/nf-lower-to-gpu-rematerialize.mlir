@@ -34,7 +34,7 @@
 // CHECK: arith.xori %{{.*}}, %{{.*}} : vector<1xi32>
 // CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
 // The general variant streams: nothing to rematerialize.
-// CHECK-LABEL: gpu.func @rms_g3_streaming32(
+// CHECK-LABEL: gpu.func @rms_g4_streaming32(
 // CHECK-NOT: arith.xori
 // CHECK: gpu.return
 nf.kernel @rms(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>

@@ -1,6 +1,6 @@
 // Schedules become variants with guards.
 // RUN: nf-opt %s -split-input-file -nf-materialize-variants -verify-diagnostics | FileCheck %s
-// RUN: nf-opt %s -split-input-file -nf-materialize-variants="drop=family_v3_warp32x4,family_g6_streaming32,static128_v0_multi_row16x1" -verify-diagnostics | FileCheck %s --check-prefix=DROP
+// RUN: nf-opt %s -split-input-file -nf-materialize-variants="drop=family_v4_warp32x4,family_p7_warp32x4,family_g8_streaming32,static128_v0_multi_row16x1" -verify-diagnostics | FileCheck %s --check-prefix=DROP
 
 // One register-resident schedule (static D): a vectorized variant guarded
 // by its capacity (16 threads x 1 chunk x 8), and the general one with the
@@ -21,10 +21,13 @@ nf.kernel @static128(%x: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16>
 
 // A static D that is a multiple of half the chunk only (100 bf16 elements):
 // the vectorized variant takes 8-byte accesses, twice the chunks per thread
-// for the same threads and capacity.
+// for the same threads and capacity. D is not a multiple of the chunk, so a
+// peeled variant serves rows that start off 8-byte alignment (its bound:
+// the capacity less 7, a row starting 7 elements past an aligned address).
 // CHECK-LABEL: nf.kernel @static100
 // CHECK-SAME: nf.variants = [#nf.variant<name = "v0_multi_row16x2", vectorized = true, max_d = 128, schedule = <threads_per_row = 16, rows_per_cta = 8, chunk = 4, chunks_per_thread = 2, rows_per_thread = 2>>,
-// CHECK-SAME: #nf.variant<name = "g1_multi_row16x8", vectorized = false, max_d = 128,
+// CHECK-SAME: #nf.variant<name = "p1_multi_row16x1", vectorized = false, max_d = 121, schedule = <threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 1, rows_per_thread = 2>, peeled = true>,
+// CHECK-SAME: #nf.variant<name = "g2_multi_row16x8", vectorized = false, max_d = 128,
 nf.kernel @static100(%x: tensor<?x?x100xbf16>) -> tensor<?x?x100xbf16>
     attributes {nf.schedules = [#nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 1, rows_per_thread = 2>]} {
   %r = nf.load %x [B, S, D] : tensor<?x?x100xbf16>
@@ -37,7 +40,8 @@ nf.kernel @static100(%x: tensor<?x?x100xbf16>) -> tensor<?x?x100xbf16>
 // elements, four times the chunks per thread.
 // CHECK-LABEL: nf.kernel @static102
 // CHECK-SAME: nf.variants = [#nf.variant<name = "v0_multi_row16x4", vectorized = true, max_d = 128, schedule = <threads_per_row = 16, rows_per_cta = 8, chunk = 2, chunks_per_thread = 4, rows_per_thread = 2>>,
-// CHECK-SAME: #nf.variant<name = "g1_multi_row16x8", vectorized = false, max_d = 128,
+// CHECK-SAME: #nf.variant<name = "p1_multi_row16x1", vectorized = false, max_d = 121,
+// CHECK-SAME: #nf.variant<name = "g2_multi_row16x8", vectorized = false, max_d = 128,
 nf.kernel @static102(%x: tensor<?x?x102xbf16>) -> tensor<?x?x102xbf16>
     attributes {nf.schedules = [#nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 1, rows_per_thread = 2>]} {
   %r = nf.load %x [B, S, D] : tensor<?x?x102xbf16>
@@ -52,25 +56,31 @@ nf.kernel @static102(%x: tensor<?x?x102xbf16>) -> tensor<?x?x102xbf16>
 // quarter of the chunk: even rows); general variants stream where a thread
 // would hold more than 8 elements, and the streamed general variants of
 // consecutive schedules with the same threads are one function serving both
-// (max_d of the later). Ordered by the longest row served, vectorized
-// first, wider accesses before narrower; the last has no bound.
+// (max_d of the later). A register-resident schedule also has a peeled
+// variant (rows of any length whose tensors share their offset within a
+// chunk; max_d its capacity less chunk - 1). Ordered by the longest row
+// served (a peeled variant by its schedule's capacity), vectorized first,
+// wider accesses before narrower, then peeled, then general; the last has
+// no bound.
 // CHECK-LABEL: nf.kernel @family
 // CHECK-SAME: #nf.variant<name = "v0_warp32x3", vectorized = true, max_d = 768, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 3>>,
 // CHECK-SAME: #nf.variant<name = "v1_warp32x6", vectorized = true, max_d = 768, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 4, chunks_per_thread = 6>>,
 // CHECK-SAME: #nf.variant<name = "v2_warp32x12", vectorized = true, max_d = 768, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 2, chunks_per_thread = 12>>,
-// CHECK-SAME: #nf.variant<name = "v3_warp32x4", vectorized = true, max_d = 1024,
-// CHECK-SAME: #nf.variant<name = "v4_warp32x8", vectorized = true, max_d = 1024,
-// CHECK-SAME: #nf.variant<name = "v5_warp32x16", vectorized = true, max_d = 1024,
-// CHECK-SAME: #nf.variant<name = "g6_streaming32", vectorized = false, max_d = 1024, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 1, chunks_per_thread = 0>>,
-// CHECK-SAME: #nf.variant<name = "v7_streaming1024", vectorized = true, max_d = 0, schedule = <threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>>,
-// CHECK-SAME: #nf.variant<name = "g8_streaming1024", vectorized = false, max_d = 0, schedule = <threads_per_row = 1024, rows_per_cta = 1, chunk = 1, chunks_per_thread = 0>>]
+// CHECK-SAME: #nf.variant<name = "p3_warp32x3", vectorized = false, max_d = 761, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 3>, peeled = true>,
+// CHECK-SAME: #nf.variant<name = "v4_warp32x4", vectorized = true, max_d = 1024,
+// CHECK-SAME: #nf.variant<name = "v5_warp32x8", vectorized = true, max_d = 1024,
+// CHECK-SAME: #nf.variant<name = "v6_warp32x16", vectorized = true, max_d = 1024,
+// CHECK-SAME: #nf.variant<name = "p7_warp32x4", vectorized = false, max_d = 1017, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 4>, peeled = true>,
+// CHECK-SAME: #nf.variant<name = "g8_streaming32", vectorized = false, max_d = 1024, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 1, chunks_per_thread = 0>>,
+// CHECK-SAME: #nf.variant<name = "v9_streaming1024", vectorized = true, max_d = 0, schedule = <threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>>,
+// CHECK-SAME: #nf.variant<name = "g10_streaming1024", vectorized = false, max_d = 0, schedule = <threads_per_row = 1024, rows_per_cta = 1, chunk = 1, chunks_per_thread = 0>>]
 // nf-compile drops a family's register-resident vectorized variant that
 // ptxas spills: the next one serves its rows; the others keep their names.
 // General variants and variants of a static D are never dropped.
 // DROP-LABEL: nf.kernel @static128
 // DROP-SAME: name = "v0_multi_row16x1"
 // DROP-LABEL: nf.kernel @family
-// DROP-SAME: nf.variants = [#nf.variant<name = "v0_warp32x3", {{.*}}>, #nf.variant<name = "v1_warp32x6", {{.*}}>, #nf.variant<name = "v2_warp32x12", {{.*}}>, #nf.variant<name = "v4_warp32x8", {{.*}}>, #nf.variant<name = "v5_warp32x16", {{.*}}>, #nf.variant<name = "g6_streaming32", {{.*}}>, #nf.variant<name = "v7_streaming1024", {{.*}}>, #nf.variant<name = "g8_streaming1024", {{.*}}>]}
+// DROP-SAME: nf.variants = [#nf.variant<name = "v0_warp32x3", {{.*}}>, #nf.variant<name = "v1_warp32x6", {{.*}}>, #nf.variant<name = "v2_warp32x12", {{.*}}>, #nf.variant<name = "p3_warp32x3", {{.*}}>, #nf.variant<name = "v5_warp32x8", {{.*}}>, #nf.variant<name = "v6_warp32x16", {{.*}}>, #nf.variant<name = "g8_streaming32", {{.*}}>, #nf.variant<name = "v9_streaming1024", {{.*}}>, #nf.variant<name = "g10_streaming1024", {{.*}}>]}
 nf.kernel @family(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
     attributes {nf.schedules = [
       #nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 3>,
@@ -138,8 +148,8 @@ nf.kernel @unscheduled(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
 // predicated, see nf-lower-to-gpu-general.mlir) instead of streaming the
 // row once per reduction; 512 threads still stream.
 // CHECK-LABEL: nf.kernel @two_reductions_general
-// CHECK-SAME: #nf.variant<name = "g3_cta256x32", vectorized = false, max_d = 8192, schedule = <threads_per_row = 256, rows_per_cta = 1, chunk = 1, chunks_per_thread = 32>>
-// CHECK-SAME: #nf.variant<name = "g7_streaming512", vectorized = false, max_d = 16384, schedule = <threads_per_row = 512, rows_per_cta = 1, chunk = 1, chunks_per_thread = 0>>
+// CHECK-SAME: #nf.variant<name = "g4_cta256x32", vectorized = false, max_d = 8192, schedule = <threads_per_row = 256, rows_per_cta = 1, chunk = 1, chunks_per_thread = 32>>
+// CHECK-SAME: #nf.variant<name = "g9_streaming512", vectorized = false, max_d = 16384, schedule = <threads_per_row = 512, rows_per_cta = 1, chunk = 1, chunks_per_thread = 0>>
 nf.kernel @two_reductions_general(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
     attributes {nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>]} {
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
@@ -151,4 +161,42 @@ nf.kernel @two_reductions_general(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
   %y = nf.div %e, %s : !nf.row<f32>, f32
   %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
   nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// No peeled variant where the operands broadcast along the rows take more
+// than 2 bytes per element (they would be loaded element by element: here
+// an f32 weight and bias, as LayerNorm's), nor for a static D that is a
+// multiple of the chunk (its rows start aligned when their tensors do).
+// CHECK-LABEL: nf.kernel @wide_broadcast
+// CHECK-NOT: peeled
+// CHECK: nf.kernel @static_aligned
+// CHECK-NOT: peeled
+// CHECK: nf.kernel @narrow_broadcast
+// CHECK-SAME: #nf.variant<name = "p3_warp32x4", vectorized = false, max_d = 1017, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 4>, peeled = true>
+nf.kernel @wide_broadcast(%x: tensor<?x?x?xbf16>, %w: tensor<?xf32>,
+                          %b: tensor<?xf32>) -> tensor<?x?x?xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 4>]} {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %wf = nf.load %w [D] : tensor<?xf32>
+  %bf = nf.load %b [D] : tensor<?xf32>
+  %m = nf.mul %xf, %wf : !nf.row<f32>, !nf.row<f32>
+  %a = nf.add %m, %bf : !nf.row<f32>, !nf.row<f32>
+  %y = nf.cast %a : !nf.row<f32> to !nf.row<bf16>
+  nf.return %y : !nf.row<bf16>
+}
+nf.kernel @static_aligned(%x: tensor<?x?x1024xbf16>) -> tensor<?x?x1024xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 4>]} {
+  %r = nf.load %x [B, S, D] : tensor<?x?x1024xbf16>
+  nf.return %r : !nf.row<bf16>
+}
+nf.kernel @narrow_broadcast(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>)
+    -> tensor<?x?x?xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 4>]} {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %wb = nf.load %w [D] : tensor<?xbf16>
+  %y = nf.mul %xb, %wb : !nf.row<bf16>, !nf.row<bf16>
+  nf.return %y : !nf.row<bf16>
 }

@@ -665,7 +665,7 @@ TEST(ArtifactTest, NoVariant) {
 
 TEST(ArtifactTest, WrongMagic) {
   expectRejected(withLine(1, "// a PTX file"), 1,
-                 "not a normfuse artifact (expected 'normfuse-artifact 6')");
+                 "not a normfuse artifact (expected 'normfuse-artifact 7')");
   expectRejected(withLine(1, "normfuse-artifact"), 1,
                  "not a normfuse artifact");
   expectRejected(withLine(1, "normfuse-artifact2"), 1,
@@ -680,7 +680,7 @@ TEST(ArtifactTest, OtherFormatVersions) {
   // An artifact of format 1 (written before variants) is refused at its
   // header, with what to do about it, not at its first unknown line.
   expectRejected(join(formatOneLines()), 1,
-                 "artifact format '1' is not one this runtime reads (5 to 6)");
+                 "artifact format '1' is not one this runtime reads (5 to 7)");
   expectRejected(join(formatOneLines()), 1,
                  "recompile it with this version's nf-compile");
   // Only the header differs: still format 1.
@@ -688,16 +688,49 @@ TEST(ArtifactTest, OtherFormatVersions) {
                  "artifact format '1' is not one this runtime reads");
   // Nor format 2 (before digests), format 3 (variants with cluster and
   // stage fields), format 4 (results without a group), nor a later one.
-  for (const char *format : {"2", "3", "4", "7", "5.0"})
+  for (const char *format : {"2", "3", "4", "8", "5.0"})
     expectRejected(withLine(1, std::string("normfuse-artifact ") + format), 1,
                    std::string("artifact format '") + format +
-                       "' is not one this runtime reads (5 to 6)");
+                       "' is not one this runtime reads (5 to 7)");
   // Format 6 variant lines end in `cluster <n>`: a format 5 line under a
   // format 6 header is refused at that line, not read as one CTA per row.
   expectRejected(withLine(1, "normfuse-artifact 6"), 5, "unexpected 'variant");
   // A real artifact with the old header.
   expectRejected(formatOneArtifact("fused"), 1,
-                 "artifact format '1' is not one this runtime reads (5 to 6)");
+                 "artifact format '1' is not one this runtime reads (5 to 7)");
+}
+
+TEST(ArtifactTest, FormatSevenPeeledVariants) {
+  // Format 7 adds peeled variants: read as such, refused under an older
+  // header, and refused where the schedule cannot hold a row that starts
+  // chunk - 1 elements past an aligned address.
+  std::vector<std::string> lines = validLines();
+  lines[0] = "normfuse-artifact 7";
+  for (int i = 4; i < 8; ++i)
+    lines[i] += " cluster 1";
+  std::string peeled = "variant k_p9 peeled max_d 1017 schedule warp "
+                       "threads_per_row 32 rows_per_cta 4 chunk 8 "
+                       "chunks_per_thread 4 block 128 shared 0 cluster 1";
+  lines.insert(lines.begin() + 4, peeled);
+  Artifact artifact;
+  std::string error;
+  ASSERT_TRUE(parseArtifact(join(lines), artifact, error)) << error;
+  EXPECT_EQ(artifact.format, 7);
+  const VariantInfo &v = artifact.kernels[0].variants[0];
+  EXPECT_TRUE(v.peeled);
+  EXPECT_FALSE(v.vectorized);
+  EXPECT_EQ(v.maxD, 1017);
+  lines[0] = "normfuse-artifact 6";
+  expectRejected(join(lines), 5, "malformed variant");
+  lines[0] = "normfuse-artifact 7";
+  lines[4] = "variant k_p9 peeled max_d 1018 schedule warp threads_per_row 32 "
+             "rows_per_cta 4 chunk 8 chunks_per_thread 4 block 128 shared 0 "
+             "cluster 1";
+  expectRejected(join(lines), 20, "is peeled but its schedule cannot hold");
+  lines[4] = "variant k_p9 peeled max_d 0 schedule streaming threads_per_row "
+             "256 rows_per_cta 1 chunk 8 chunks_per_thread 0 block 256 "
+             "shared 0 cluster 1";
+  expectRejected(join(lines), 20, "is peeled but its schedule cannot hold");
 }
 
 TEST(ArtifactTest, FormatSixClusterField) {

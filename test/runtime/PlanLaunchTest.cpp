@@ -733,6 +733,125 @@ TEST_F(FusedTest, EveryRowLengthHasAVariant) {
 // A static D
 //===----------------------------------------------------------------------===//
 
+/// RMSNorm, D dynamic (examples/rmsnorm.mlir): a family with peeled
+/// variants (rows of any length whose tensors share their offset within a
+/// chunk), which the seed families above do not have (their f32
+/// broadcast operands would be loaded element by element).
+class PeeledTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    artifact = loadArtifact("rmsnorm");
+    ASSERT_EQ(artifact.kernels.size(), 1u);
+    ASSERT_TRUE(std::any_of(kernel().variants.begin(), kernel().variants.end(),
+                            [](const VariantInfo &v) { return v.peeled; }));
+  }
+  const KernelInfo &kernel() const { return artifact.kernels[0]; }
+
+  /// x [B, S, D] and weight [D] bf16, the result [B, S, D]; rows of x and
+  /// of the result `xStride` and `outStride` elements apart (0: dense).
+  Launch make(int64_t d, int64_t xStride = 0, int64_t outStride = 0) {
+    Launch launch;
+    launch.args = {tensorValue(mem.tensor(BF16, {3, 7, d}, xStride)),
+                   tensorValue(mem.tensor(BF16, {d}))};
+    launch.results = {mem.tensor(BF16, {3, 7, d}, outStride)};
+    return launch;
+  }
+  /// The variant planned for `launch`.
+  const VariantInfo &planned(Launch &launch) {
+    Status status = launch.plan(kernel(), plan);
+    EXPECT_TRUE(status.ok()) << status.message();
+    return launchedVariant(kernel(), plan);
+  }
+
+  Artifact artifact;
+  FakeMemory mem;
+  LaunchPlan plan;
+};
+
+TEST_F(PeeledTest, OddRowsOfSharedOffsetArePeeled) {
+  // The smallest peeled variant whose bound holds D: none before it does.
+  for (int64_t d : {121, 255, 1001, 3073, 12281}) {
+    SCOPED_TRACE(d);
+    Launch launch = make(d);
+    const VariantInfo &v = planned(launch);
+    EXPECT_TRUE(v.peeled) << v.function;
+    EXPECT_FALSE(plan.vectorized);
+    EXPECT_GE(v.maxD, d);
+    EXPECT_LE(v.maxD,
+              v.threadsPerRow * v.chunksPerThread * v.chunk - v.chunk + 1);
+    for (int i = 0; i < plan.variant; ++i)
+      EXPECT_FALSE(kernel().variants[i].peeled &&
+                   kernel().variants[i].maxD >= d)
+          << kernel().variants[i].function;
+  }
+}
+
+TEST_F(PeeledTest, AlignedRowsStayVectorized) {
+  Launch launch = make(1024);
+  const VariantInfo &v = planned(launch);
+  EXPECT_TRUE(v.vectorized) << v.function;
+  EXPECT_FALSE(v.peeled);
+}
+
+TEST_F(PeeledTest, RowJustPastABoundTakesTheNextPeeledVariant) {
+  // The peeled bound of a schedule is its capacity - chunk + 1; a row just
+  // under the capacity spans one more chunk than the schedule holds.
+  for (const VariantInfo &p : kernel().variants) {
+    if (!p.peeled || p.maxD % 2 == 0)
+      continue;
+    int64_t d = p.maxD + 2; // odd, past the bound
+    SCOPED_TRACE(d);
+    Launch launch = make(d);
+    const VariantInfo &v = planned(launch);
+    if (v.peeled)
+      EXPECT_GT(v.maxD, p.maxD) << v.function;
+    else
+      EXPECT_FALSE(v.vectorized) << v.function;
+    EXPECT_TRUE(v.maxD == 0 || v.maxD >= d) << v.function;
+  }
+}
+
+TEST_F(PeeledTest, OffsetsAndStridesMustAgreeModuloTheChunk) {
+  // Every row tensor one element in: rows still share their offset.
+  Launch launch = make(1001);
+  launch.args[0].tensor.data += 2;
+  launch.results[0].data += 2;
+  EXPECT_TRUE(planned(launch).peeled);
+  // Only x one element in: the general variant.
+  launch = make(1001);
+  launch.args[0].tensor.data += 2;
+  const VariantInfo &g = planned(launch);
+  EXPECT_FALSE(g.peeled || g.vectorized) << g.function;
+  // x's rows 1009 elements apart, the result's 1001: equal modulo 8.
+  launch = make(1001, 1009);
+  EXPECT_TRUE(planned(launch).peeled);
+  // 1002 and 1001: row r of x starts r elements further into its chunk.
+  launch = make(1001, 1002);
+  const VariantInfo &h = planned(launch);
+  EXPECT_FALSE(h.peeled || h.vectorized) << h.function;
+  // The weight [D] is loaded element by element: its offset does not
+  // matter.
+  launch = make(1001);
+  launch.args[1].tensor.data += 2;
+  EXPECT_TRUE(planned(launch).peeled);
+  // A tensor at an odd byte address: no element offset at all.
+  launch = make(1001);
+  launch.args[0].tensor.data += 1;
+  launch.results[0].data += 1;
+  const VariantInfo &o = planned(launch);
+  EXPECT_FALSE(o.peeled || o.vectorized) << o.function;
+}
+
+TEST_F(PeeledTest, StridesOfSizeOneDimensionsDoNotCount) {
+  // B = 1: x's batch stride is never used, whatever it is.
+  Launch launch;
+  launch.args = {tensorValue(mem.tensor(BF16, {1, 5, 1001})),
+                 tensorValue(mem.tensor(BF16, {1001}))};
+  launch.args[0].tensor.strides[0] = 12345;
+  launch.results = {mem.tensor(BF16, {1, 5, 1001})};
+  EXPECT_TRUE(planned(launch).peeled);
+}
+
 TEST(StaticDTest, CompiledRowLength) {
   Artifact artifact = loadArtifact("fused_d3072");
   ASSERT_EQ(artifact.kernels.size(), 1u);

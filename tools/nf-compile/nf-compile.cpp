@@ -172,11 +172,11 @@ static bool isDroppable(ModuleOp module, StringRef function) {
   return anyVariant(module, function, nf::isDroppableVariant);
 }
 
-/// Whether `function` is the vectorized variant of a register-resident
-/// schedule (its rows are read once, into registers).
+/// Whether `function` is the vectorized or peeled variant of a
+/// register-resident schedule (its rows are read once, into registers).
 static bool isRegisterResident(ModuleOp module, StringRef function) {
   return anyVariant(module, function, [](nf::KernelOp, nf::VariantAttr v) {
-    return v.getVectorized() &&
+    return (v.getVectorized() || v.getPeeled()) &&
            nf::Schedule::fromAttr(v.getSchedule()).isRegisterResident();
   });
 }
