@@ -174,5 +174,13 @@ LogicalResult VariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << "' is peeled, which needs vectorized = false and a "
                           "register-resident schedule of chunks of two or "
                           "more elements, without a cluster";
+  // A peeled row may start chunk - 1 elements past an aligned address and
+  // then spans that many elements more.
+  if (peeled && maxD > capacity - schedule.getChunk() + 1)
+    return emitError() << "variant '" << name << "' is peeled: a row may start "
+                       << schedule.getChunk() - 1
+                       << " elements into a chunk, so max_d must be at most "
+                       << capacity - schedule.getChunk() + 1 << ", found "
+                       << maxD;
   return success();
 }

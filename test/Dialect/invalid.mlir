@@ -88,6 +88,24 @@ module attributes {v = #nf.variant<name = "v", vectorized = true, max_d = 1024, 
 
 // -----
 
+// A peeled variant accesses chunks of its rows (not elements): not with
+// vectorized = true, nor streamed.
+// expected-error@+1 {{variant 'p' is peeled, which needs vectorized = false and a register-resident schedule of chunks of two or more elements, without a cluster}}
+module attributes {v = #nf.variant<name = "p", vectorized = true, max_d = 505, schedule = #nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 2>, peeled = true>} {}
+
+// -----
+
+// expected-error@+1 {{variant 'p' is peeled, which needs vectorized = false and a register-resident schedule of chunks of two or more elements, without a cluster}}
+module attributes {v = #nf.variant<name = "p", vectorized = false, max_d = 0, schedule = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>, peeled = true>} {}
+
+// -----
+
+// Its rows may start 7 elements into a chunk: 512 - 7 at most.
+// expected-error@+1 {{variant 'p' is peeled: a row may start 7 elements into a chunk, so max_d must be at most 505, found 512}}
+module attributes {v = #nf.variant<name = "p", vectorized = false, max_d = 512, schedule = #nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 2>, peeled = true>} {}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // nf.load and broadcast kinds
 //===----------------------------------------------------------------------===//
