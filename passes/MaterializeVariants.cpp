@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/Chains.h"
 #include "passes/Passes.h"
 #include "passes/QuantizedCasts.h"
 #include "passes/Schedule.h"
@@ -97,21 +98,27 @@ struct NfMaterializeVariantsPass
       int64_t orderBound() const { return peeled ? schedule.capacity() : maxD; }
     };
     SmallVector<Entry> vectorized, general;
-    // Peeled variants need a [B, S, D] load whose row start gives each
-    // row's misalignment (the lowering's anchor; the runtime checks that
-    // every row tensor shares it), and chunks of whole elements that the
-    // lowering can mask one by one: no rotary embedding (its partner
-    // chunks), no group reductions (groups aligned with the chunks).
-    // And operands broadcast along the rows ([D], [B, 1, D], ...) of at
-    // most 2 bytes per element in all: such an operand is misaligned with
-    // the row and loaded element by element, each load a quarter of the
-    // lanes' cache lines apart. Measured on the H200 at odd D against the
-    // general variant: fused add + RMSNorm (a bf16 weight) +7 to +24,
-    // RMSNorm and softmax up to +17 / +28 (-4 to -9 where D is just past a
-    // schedule's peeled bound), but LayerNorm (f32 weight and bias) -9 to
-    // -35 and seed #1 (three f32 operands) up to -32 (docs/benchmarks.md,
-    // "Peeled rows").
-    bool anchored = false;
+    // Peeled variants need, in every chain, a [B, S, D] load whose row
+    // start gives each row's offset within a chunk (the lowering's anchor;
+    // the runtime checks that every row tensor shares it), and chunks of
+    // whole elements that the lowering can mask one by one: no rotary
+    // embedding (its partner chunks), no group reductions (groups aligned
+    // with the chunks). And operands broadcast along the rows ([D],
+    // [B, 1, D], ...) of at most 2 bytes per element in all: such an
+    // operand is misaligned with the row and loaded element by element, a
+    // warp instruction per element that touches several cache lines.
+    // Measured on the H200 at odd D against the general variant: fused
+    // add + RMSNorm (a bf16 weight) +7 to +24, RMSNorm and softmax up to
+    // +17 / +28, but LayerNorm (f32 weight and bias) -9 to -35 and seed #1
+    // (three f32 operands) up to -32 (docs/benchmarks.md, "Peeled rows").
+    ChainAnalysis chainAnalysis(kernel);
+    bool anchored =
+        llvm::all_of(chainAnalysis.getChains(), [](const Chain &chain) {
+          return llvm::any_of(chain.ops, [](Operation *op) {
+            auto load = dyn_cast<LoadOp>(op);
+            return load && load.getKind() == BroadcastKind::BSD;
+          });
+        });
     int64_t broadcastBytes = 0;
     auto countBroadcast = [&](Value tensor, BroadcastKind kind) {
       if (kind == BroadcastKind::BSD || kind == BroadcastKind::One)
@@ -121,12 +128,10 @@ struct NfMaterializeVariantsPass
           getStorageType(type.getElementType()).getIntOrFloatBitWidth() / 8;
     };
     kernel.walk([&](Operation *op) {
-      if (auto load = dyn_cast<LoadOp>(op)) {
-        anchored |= load.getKind() == BroadcastKind::BSD;
+      if (auto load = dyn_cast<LoadOp>(op))
         countBroadcast(load.getSource(), load.getKind());
-      } else if (auto select = dyn_cast<SelectLoadOp>(op)) {
+      else if (auto select = dyn_cast<SelectLoadOp>(op))
         countBroadcast(select.getFirst(), select.getKind());
-      }
     });
     anchored &= broadcastBytes <= kMaxPeeledBroadcastBytes;
     // A guard on D only where a schedule is register-resident (its
