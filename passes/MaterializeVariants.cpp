@@ -180,8 +180,10 @@ struct NfMaterializeVariantsPass
       // row slice), whose tensors all start at the same offset within a
       // chunk. A row that starts C - 1 elements past an aligned address
       // spans one more chunk, hence the smaller bound; rows just under the
-      // capacity take the general variant. For a static D only where D is
-      // not a multiple of the chunk.
+      // capacity take the schedule's general variant, or the next
+      // schedule's peeled one where that general variant is streamed and
+      // merged with the next schedules' (ordered by the merged bound). For
+      // a static D only where D is not a multiple of the chunk.
       // Not for schedules of fewer than 16 chunks per row (bf16: rows of
       // up to 64 elements, which the general variant holds in registers
       // too, at most 8 elements per thread).

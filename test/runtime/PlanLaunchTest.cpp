@@ -793,22 +793,42 @@ TEST_F(PeeledTest, AlignedRowsStayVectorized) {
   EXPECT_FALSE(v.peeled);
 }
 
-TEST_F(PeeledTest, RowJustPastABoundTakesTheNextPeeledVariant) {
-  // The peeled bound of a schedule is its capacity - chunk + 1; a row just
-  // under the capacity spans one more chunk than the schedule holds.
+TEST_F(PeeledTest, RowJustUnderACapacity) {
+  // The peeled bound of a schedule is its capacity - chunk + 1; a row
+  // between that bound and the capacity may span one more chunk than the
+  // schedule holds. It takes the first variant in order that serves it:
+  // the schedule's general variant where that one ends at the capacity,
+  // but a larger schedule's peeled variant where the general variant is a
+  // streamed one merged with the next schedules' (its bound, and so its
+  // place in the order, is theirs).
+  int checked = 0;
   for (const VariantInfo &p : kernel().variants) {
-    if (!p.peeled || p.maxD % 2 == 0)
+    if (!p.peeled)
       continue;
-    int64_t d = p.maxD + 2; // odd, past the bound
+    int64_t capacity = p.threadsPerRow * p.chunksPerThread * p.chunk;
+    int64_t d = capacity - 1; // odd, past the bound
     SCOPED_TRACE(d);
     Launch launch = make(d);
     const VariantInfo &v = planned(launch);
+    EXPECT_FALSE(v.vectorized) << v.function;
+    EXPECT_TRUE(v.maxD == 0 || v.maxD >= d) << v.function;
     if (v.peeled)
       EXPECT_GT(v.maxD, p.maxD) << v.function;
-    else
-      EXPECT_FALSE(v.vectorized) << v.function;
-    EXPECT_TRUE(v.maxD == 0 || v.maxD >= d) << v.function;
+    ++checked;
   }
+  EXPECT_GT(checked, 0);
+  // 255: multi_row16x2's streamed general variant also serves the 16x3
+  // and 16x4 schedules (to 512), so 16x3's peeled variant comes first.
+  Launch launch = make(255);
+  const VariantInfo &merged = planned(launch);
+  EXPECT_TRUE(merged.peeled) << merged.function;
+  EXPECT_EQ(merged.chunksPerThread, 3) << merged.function;
+  // 2047: cta64x4's general variant ends at 2048, before cta128x3's
+  // peeled one.
+  launch = make(2047);
+  const VariantInfo &general = planned(launch);
+  EXPECT_FALSE(general.peeled || general.vectorized) << general.function;
+  EXPECT_EQ(general.maxD, 2048) << general.function;
 }
 
 TEST_F(PeeledTest, OffsetsAndStridesMustAgreeModuloTheChunk) {
