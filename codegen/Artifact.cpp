@@ -130,11 +130,11 @@ static int64_t sharedMemoryBytes(KernelOp kernel, const Schedule &schedule,
                                    llvm::count_if(chain.ops, [](Operation *op) {
                                      return isa<ReduceOp>(op);
                                    }));
-  // A cluster schedule adds one slot per reduction and CTA of the cluster.
-  return reductions *
-         (schedule.ctaRows() * warps +
-          (schedule.clusterSize > 1 ? schedule.clusterSize : 0)) *
-         4;
+  // A cluster schedule adds one slot per reduction and CTA of the cluster,
+  // and one 8-byte mbarrier per reduction.
+  int64_t cluster = schedule.clusterSize > 1 ? schedule.clusterSize : 0;
+  return reductions * (schedule.ctaRows() * warps + cluster) * 4 +
+         (cluster ? reductions * 8 : 0);
 }
 
 LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,

@@ -190,14 +190,18 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.optLevel = 3;
-  // sm_90's default PTX ISA is 7.8; the relaxed cluster barrier arrive of
-  // cluster schedules needs 8.0 (every driver that runs sm_90 reads it).
-  if (options.chip == "sm_90")
-    target.features = "+ptx80";
+  // sm_90's default PTX ISA is 7.8 (sm_90a's 8.0); cluster schedules need
+  // 8.1 for `st.async` (the relaxed cluster barrier arrive: 8.0). Drivers
+  // from CUDA 12.1 on read it.
+  if (options.chip == "sm_90" || options.chip == "sm_90a")
+    target.features = "+ptx81";
   nvvm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &gpuModule = nvvm.nest<gpu::GPUModuleOp>();
   gpuModule.addPass(createSCFToControlFlowPass());
   gpuModule.addPass(createConvertGpuOpsToNVVMOps());
+  // NVVM ops without an LLVM intrinsic (the mbarrier wait loop of cluster
+  // schedules) become inline PTX.
+  gpuModule.addPass(createConvertNVVMToLLVMPass());
   gpuModule.addPass(createCanonicalizerPass());
   gpuModule.addPass(createCSEPass());
   nvvm.addPass(createReconcileUnrealizedCastsPass());

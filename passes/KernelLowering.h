@@ -199,12 +199,16 @@ private:
 
   // Cluster schedules (sched.clusterSize > 1): the CTA's rank in its
   // cluster, the shared array (one f32 per reduction and rank) the CTAs
-  // write their partial results into, and whether the cluster barrier
+  // write their partial results into, one mbarrier per reduction that
+  // counts the bytes of those writes, and whether the cluster barrier
   // arrived on at the row's start still needs its wait (before the first
   // write into another CTA's shared memory).
   Value clusterRank;
-  std::string clusterSlots;
+  std::string clusterSlots, clusterBarriers;
   bool clusterWaitPending = false;
+  Value clusterBarrier(unsigned slot);
+  /// PTX the NVVM dialect has no op for, with side effects.
+  void inlinePtx(ValueRange operands, StringRef ptx, StringRef constraints);
   Value clusterCombine(Value partial, ReduceKind kind, unsigned slot);
 
   // Row state, reset per row. `rowHead` (peeled variants): how many

@@ -321,11 +321,34 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
       if (g > 0)
         swapRow(rowStates[g]);
     }
-    // The cluster barrier that tells a CTA the others have started (and
-    // their shared memory exists) is arrived on here, waited on before the
-    // first reduction writes into the others: the row's loads overlap it.
-    // Relaxed: nothing written before it needs to be seen by the others.
+    // The cluster barrier that tells a CTA the others have started (their
+    // shared memory exists and their mbarriers are initialized) is arrived
+    // on here, waited on before the first reduction writes into the
+    // others: the row's loads overlap it. Relaxed: of what is written
+    // before it, only the mbarriers' initialization must be seen by the
+    // others, and `fence.mbarrier_init` orders that.
     if (sched.clusterSize > 1 && !reductions.empty()) {
+      // Thread 0 initializes each reduction's mbarrier (one arrival: its
+      // own, with the bytes it expects). Predicated inside the PTX rather
+      // than branched around: a branch here, before the row's loads, changed
+      // how LLVM placed the row's address arithmetic, and ptxas then needed
+      // 57 registers instead of 40 for seed #2's 512 x 3 cluster CTAs (two
+      // CTAs per SM instead of three).
+      Value tid32 = arith::TruncIOp::create(
+          b, loc, b.getI32Type(),
+          add(mul(rowInCta, i64c(sched.threadsPerRow)), lane));
+      std::string init = "{\n.reg .pred p;\nsetp.eq.u32 p, $0, 0;\n";
+      for (unsigned s = 0; s < numReductions; ++s)
+        init += "@p mbarrier.init.shared.b64 [$" + std::to_string(s + 1) +
+                "], 1;\n";
+      init += "@p fence.mbarrier_init.release.cluster;\n}";
+      SmallVector<Value> operands{tid32};
+      std::string constraints = "r";
+      for (unsigned s = 0; s < numReductions; ++s) {
+        operands.push_back(clusterBarrier(s));
+        constraints += ",l";
+      }
+      inlinePtx(operands, init, constraints);
       NVVM::ClusterArriveRelaxedOp::create(b, loc, UnitAttr());
       clusterWaitPending = true;
     }
@@ -774,15 +797,37 @@ void KernelLowering::storeRow(unsigned result, Value value, Chunk &chunk) {
   }
 }
 
+void KernelLowering::inlinePtx(ValueRange operands, StringRef ptx,
+                               StringRef constraints) {
+  LLVM::InlineAsmOp::create(
+      b, loc, TypeRange{}, operands, ptx, constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+}
+
+Value KernelLowering::clusterBarrier(unsigned slot) {
+  auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  Value base = LLVM::AddressOfOp::create(b, loc, ptr3, clusterBarriers);
+  return LLVM::GEPOp::create(b, loc, ptr3, b.getI64Type(), base,
+                             ArrayRef<LLVM::GEPArg>{(int32_t)slot});
+}
+
 Value KernelLowering::clusterCombine(Value partial, ReduceKind kind,
                                      unsigned slot) {
   // `partial` is the CTA's result, the same in all its threads. Thread 0
-  // writes it into slot (slot, rank) of every CTA of the cluster; after a
-  // cluster barrier (arrive: release, wait: acquire) each thread combines
-  // the N slots of its own CTA in rank order, so that every CTA gets the
-  // same value. A CTA writes into the others only before its arrive and
-  // reads only its own slots, so none needs a barrier before it exits, and
-  // each reduction has its own slots.
+  // sends it into slot (slot, rank) of every CTA of the cluster with
+  // `st.async`, which counts its 4 bytes on that CTA's mbarrier of the
+  // reduction; the thread also arrives on its own CTA's mbarrier, expecting
+  // 4 bytes from each CTA. Every thread waits on that mbarrier and then
+  // combines the N slots of its own CTA in rank order, so that every CTA
+  // gets the same value. A CTA waits only for the N partials, not (as with
+  // a cluster barrier) for every thread of the cluster and the release
+  // fence before the arrive (measured: docs/benchmarks.md). Each reduction
+  // has its own slots and mbarrier (phase 0, used once), and a CTA's
+  // slots are all written before its wait returns, so none is written
+  // after its CTA exits.
   if (clusterWaitPending) {
     NVVM::ClusterWaitOp::create(b, loc, UnitAttr());
     clusterWaitPending = false;
@@ -795,6 +840,7 @@ Value KernelLowering::clusterCombine(Value partial, ReduceKind kind,
     return LLVM::GEPOp::create(b, loc, ptr3, b.getF32Type(), base,
                                ValueRange{index});
   };
+  Value barrier = clusterBarrier(slot);
   Value leader = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::eq,
       add(mul(rowInCta, i64c(sched.threadsPerRow)), lane), i64c(0));
@@ -802,31 +848,27 @@ Value KernelLowering::clusterCombine(Value partial, ReduceKind kind,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
+    NVVM::MBarrierArriveExpectTxOp::create(
+        b, loc, Type(), barrier,
+        arith::ConstantIntOp::create(b, loc, 4 * n, 32),
+        NVVM::MemScopeKind::CTA, /*relaxed=*/false, Value());
     Value mine = slotPtr(add(i64c(slot * n), clusterRank));
+    Value bits = LLVM::BitcastOp::create(b, loc, b.getI32Type(), partial);
     for (int64_t r = 0; r < n; ++r) {
       Value rank = arith::ConstantIntOp::create(b, loc, r, 32);
-      Value remote = NVVM::MapaOp::create(b, loc, ptr7, mine, rank);
-      LLVM::StoreOp::create(b, loc, partial, remote, 4);
+      Value remoteSlot = NVVM::MapaOp::create(b, loc, ptr7, mine, rank);
+      Value remoteBarrier = NVVM::MapaOp::create(b, loc, ptr7, barrier, rank);
+      inlinePtx({remoteSlot, bits, remoteBarrier},
+                "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 "
+                "[$0], $1, [$2];",
+                "l,r,l");
     }
   }
-  // Only the writer's warp arrives with release semantics (a fence that
-  // waits for its stores); the other warps arrive relaxed, without one
-  // (ncu: with a release arrive in every warp, warps stalled on the fence
-  // for 6 cycles per issued instruction). The choice is per warp: the
-  // hardware counts a warp's arrival once, and a warp that arrived in two
-  // divergent branches hung the H200.
-  Value firstWarp = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ult,
-      add(mul(rowInCta, i64c(sched.threadsPerRow)), lane), i64c(32));
-  auto arrive = scf::IfOp::create(b, loc, firstWarp, /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(arrive.thenBlock());
-    NVVM::ClusterArriveOp::create(b, loc, UnitAttr());
-    b.setInsertionPointToStart(arrive.elseBlock());
-    NVVM::ClusterArriveRelaxedOp::create(b, loc, UnitAttr());
-  }
-  NVVM::ClusterWaitOp::create(b, loc, UnitAttr());
+  // The suspend-time hint is an upper bound the hardware may cut short; the
+  // op loops until the phase completes.
+  NVVM::MBarrierTryWaitParityOp::create(
+      b, loc, barrier, arith::ConstantIntOp::create(b, loc, 0, 32),
+      arith::ConstantIntOp::create(b, loc, 1000000, 32));
   Value total;
   for (int64_t r = 0; r < n; ++r) {
     Value part = LLVM::LoadOp::create(b, loc, b.getF32Type(),

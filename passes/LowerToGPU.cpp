@@ -156,6 +156,11 @@ LogicalResult KernelLowering::emit(StringRef name) {
                                  maxReductions * sched.clusterSize),
         /*isConstant=*/false, LLVM::Linkage::Internal, clusterSlots,
         Attribute(), /*alignment=*/4, /*addrSpace=*/3);
+    clusterBarriers = (name + "_cluster_mbar").str();
+    LLVM::GlobalOp::create(
+        b, loc, LLVM::LLVMArrayType::get(b.getI64Type(), maxReductions),
+        /*isConstant=*/false, LLVM::Linkage::Internal, clusterBarriers,
+        Attribute(), /*alignment=*/8, /*addrSpace=*/3);
   }
 
   auto func =

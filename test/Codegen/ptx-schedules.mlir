@@ -68,16 +68,24 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 // STREAM-NOT: ld.global{{(.nc)?}}.v4.b32
 // STREAM-NOT: cp.async
 
+// st.async needs PTX ISA 8.1 (sm_90's default is 7.8).
+// CLUSTER: .version 8.1
 // CLUSTER-LABEL: .entry rms_v0_cluster512x4c2(
 // CLUSTER: .maxntid 512, 1, 1
 // CLUSTER: .reqnctapercluster 2, 1, 1
+// CLUSTER: @p mbarrier.init.shared.b64
+// CLUSTER: @p fence.mbarrier_init.release.cluster
 // CLUSTER: barrier.cluster.arrive.relaxed
 // CLUSTER-COUNT-4: ld.global.nc.v4.b32
 // CLUSTER: bar.sync
 // CLUSTER: barrier.cluster.wait
+// CLUSTER: mbarrier.arrive.expect_tx.shared.b64
 // CLUSTER: mapa.shared::cluster
-// CLUSTER: st.shared::cluster.b32
-// CLUSTER: barrier.cluster.wait
+// CLUSTER: st.async.shared::cluster.mbarrier::complete_tx::bytes.b32
+// CLUSTER: st.async.shared::cluster.mbarrier::complete_tx::bytes.b32
+// CLUSTER-NOT: barrier.cluster
+// CLUSTER: mbarrier.try_wait.parity.shared.b64
+// CLUSTER-NOT: barrier.cluster
 // CLUSTER: st.global.v4.b32
 // The general variant streams.
 // CLUSTER-LABEL: .entry rms_g1_streaming1024(
