@@ -90,8 +90,10 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
       no rotary embedding) a `cluster` schedule, the fewest CTAs (a power of
       two up to `max-cluster`) of 512 threads that hold the row in at most
       `max-chunks` chunks per thread, one row per cluster (a kernel with two
-      or more reductions over the row: only two CTAs of at most 3 chunks per
-      thread, which recompute from the narrow row between the reductions);
+      or more reductions over the row: CTAs of at most 24 elements per
+      thread, which recompute from the narrow row between the reductions,
+      and more than two CTAs only where it reads two or more `[B, S, D]`
+      tensors);
       longer rows (and every long row with `max-cluster` = 1): `streaming`,
       1024 threads, the row read from memory once per reduction.
 

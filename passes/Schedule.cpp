@@ -126,6 +126,19 @@ int64_t mlir::nf::countRowReductions(KernelOp kernel) {
   return most;
 }
 
+/// The most [B, S, D] tensors one chain of `kernel` loads.
+static int64_t countRowInputs(KernelOp kernel) {
+  ChainAnalysis chains(kernel);
+  int64_t most = 0;
+  for (const Chain &chain : chains.getChains())
+    most =
+        std::max<int64_t>(most, llvm::count_if(chain.ops, [](Operation *op) {
+                            auto load = dyn_cast<LoadOp>(op);
+                            return load && load.getKind() == BroadcastKind::BSD;
+                          }));
+  return most;
+}
+
 int64_t mlir::nf::maxPrefetchedValues(int64_t blockSize) {
   // Measured (docs/benchmarks.md, "Loads before stores, within a register
   // budget"): five loads (40 values) at 128 and 256 threads took 72-95
@@ -293,22 +306,29 @@ struct NfSelectSchedulePass
       }
       // Too long a row for one CTA's registers: share it among the CTAs of
       // a cluster, each holding as much as the longest one-CTA schedule,
-      // or stream it. Each reduction waits for the cluster's slowest CTA,
-      // so a kernel with two or more reductions over the row (LayerNorm,
-      // softmax, seed #1) takes a cluster only of two CTAs of at most 3
-      // chunks per thread that recompute between the reductions (512 x 3:
-      // ptxas gives bf16 and f32 LayerNorm 40 registers, three CTAs per SM;
-      // 512 x 4: 52, two per SM, and clusters slower than streaming at 4 of
-      // 6 points of LayerNorm and softmax on the H200). Rows longer than two
-      // such CTAs would need 4 chunks, so a dynamic D's family, which stops
-      // at its first streamed schedule, matches what each static D gets
-      // (docs/Rationale.md, "Long rows"). Clusters of 3, 5, 6 or 7 CTAs (3
-      // chunks per thread at every D) measured slower than 2, 4 and 8 at 14
-      // of 18 points. Not for rotary embedding, whose partner chunks must
-      // be in the same CTA.
+      // or stream it. A kernel with two or more reductions over the row
+      // (LayerNorm, softmax, seed #1) takes the fewest CTAs that hold it in
+      // chunks its threads recompute from between the reductions (512 x 3
+      // in bf16: ptxas gives LayerNorm and softmax 40 registers, three CTAs
+      // per SM; 512 x 4: 52, two per SM, and slower than streaming on the
+      // H200), and more than two only where it reads two or more [B, S, D]
+      // tensors, which the streamed schedule re-reads per pass: with the
+      // mbarrier exchange, clusters of 4 and 8 gained 6 to 17 points on
+      // seed #1 at 32768-98304, but LayerNorm lost 8 and 10 at 32768 and
+      // 65536 (2 chunks per thread; softmax +3.1 and +0.1), and a family
+      // stops at its first streamed schedule (docs/benchmarks.md, "Two
+      // reductions in clusters of 4 and 8"). Clusters of 3, 5, 6 or 7 CTAs
+      // (3 chunks per thread at every D) measured slower than 2, 4 and 8 at
+      // 14 of 18 points. Not for rotary embedding, whose partner chunks
+      // must be in the same CTA.
       if (s.chunksPerThread > maxChunks && threadsPerRow == 0) {
+        bool several = countRowReductions(kernel) > 1;
+        int64_t perThread =
+            several ? std::min<int64_t>(maxChunks,
+                                        std::max<int64_t>(1, 24 / s.chunk))
+                    : (int64_t)maxChunks;
         int64_t cluster = llvm::PowerOf2Ceil(
-            llvm::divideCeil(vectors, s.threadsPerRow * maxChunks));
+            llvm::divideCeil(vectors, s.threadsPerRow * perThread));
         bool rope = false;
         kernel.walk([&](RopeOp) { rope = true; });
         Schedule shared = s;
@@ -317,9 +337,8 @@ struct NfSelectSchedulePass
             llvm::divideCeil(vectors, s.threadsPerRow * cluster);
         if (cluster <= maxCluster && !rope && rowsPerCta <= 1 &&
             rowsPerThread <= 1 &&
-            (countRowReductions(kernel) <= 1 ||
-             (cluster == 2 && shared.chunksPerThread <= 3 &&
-              shared.recomputesBetweenReductions()))) {
+            (!several || (shared.recomputesBetweenReductions() &&
+                          (cluster == 2 || countRowInputs(kernel) >= 2)))) {
           s = shared;
         } else {
           streaming = tooLong = true;

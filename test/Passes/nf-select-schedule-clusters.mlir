@@ -66,7 +66,9 @@ nf.kernel @any(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
 
 // Two reductions over the row (a decomposed LayerNorm: mean, then the
 // variance): each waits for the whole cluster. At D = 32768 a CTA of two
-// would hold 4 chunks per thread (two CTAs per SM): streamed instead.
+// would hold 4 chunks per thread (two CTAs per SM), and clusters of more
+// than two are for kernels that read two or more [B, S, D] tensors:
+// streamed.
 // CHECK-LABEL: nf.kernel @two_reductions
 // CHECK-NOT: cluster_size
 // CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
@@ -105,8 +107,9 @@ nf.kernel @two_reductions_pair(%x: tensor<?x?x24576xbf16>) -> tensor<?x?x24576xb
 // -----
 
 // The same with D dynamic: the family's only cluster schedule is that pair
-// (rows longer than 24576 would need 4 chunks per thread), then the
-// streamed schedule, as static Ds get.
+// (longer rows would need 4 chunks per thread, or more than two CTAs, which
+// a kernel that reads one [B, S, D] tensor does not get), then the streamed
+// schedule, as static Ds get.
 // CHECK-LABEL: nf.kernel @two_reductions_family
 // CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 2>, #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
 nf.kernel @two_reductions_family(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
@@ -135,4 +138,56 @@ nf.kernel @two_reductions_f32(%x: tensor<?x?x12288xf32>) -> tensor<?x?x12288xf32
   %s = nf.reduce sum %e : !nf.row<f32>
   %y = nf.div %e, %s : !nf.row<f32>, f32
   nf.return %y : !nf.row<f32>
+}
+
+// -----
+
+// Two reductions over a row read from two [B, S, D] tensors (seed #1's
+// residual add, then LayerNorm): the streamed schedule would re-read both
+// per pass, so the row takes the fewest CTAs of 512 threads x at most 3
+// chunks: at D = 32768 four CTAs of 2 chunks.
+// CHECK-LABEL: nf.kernel @two_reductions_two_inputs
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 2, cluster_size = 4>]}
+// TWO-LABEL: nf.kernel @two_reductions_two_inputs
+// TWO-SAME: chunks_per_thread = 0>]}
+nf.kernel @two_reductions_two_inputs(%x: tensor<?x?x32768xbf16>, %r: tensor<?x?x32768xbf16>) -> tensor<?x?x32768xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x32768xbf16>
+  %rb = nf.load %r [B, S, D] : tensor<?x?x32768xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %rf = nf.cast %rb : !nf.row<bf16> to !nf.row<f32>
+  %a = nf.add %xf, %rf : !nf.row<f32>, !nf.row<f32>
+  %m = nf.reduce mean %a : !nf.row<f32>
+  %c = nf.sub %a, %m : !nf.row<f32>, f32
+  %sq = nf.mul %c, %c : !nf.row<f32>, !nf.row<f32>
+  %v = nf.reduce mean %sq : !nf.row<f32>
+  %y = nf.mul %c, %v : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// The same with D dynamic: after the one-CTA schedules, clusters of 2, 4
+// and 8 CTAs of 2 or 3 chunks (bf16: D <= 98304), then streaming.
+// CHECK-LABEL: nf.kernel @two_reductions_two_inputs_family
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 2>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 2, cluster_size = 4>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 4>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 2, cluster_size = 8>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 8>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
+nf.kernel @two_reductions_two_inputs_family(%x: tensor<?x?x?xbf16>, %r: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %rb = nf.load %r [B, S, D] : tensor<?x?x?xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %rf = nf.cast %rb : !nf.row<bf16> to !nf.row<f32>
+  %a = nf.add %xf, %rf : !nf.row<f32>, !nf.row<f32>
+  %m = nf.reduce mean %a : !nf.row<f32>
+  %c = nf.sub %a, %m : !nf.row<f32>, f32
+  %sq = nf.mul %c, %c : !nf.row<f32>, !nf.row<f32>
+  %v = nf.reduce mean %sq : !nf.row<f32>
+  %y = nf.mul %c, %v : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
 }
