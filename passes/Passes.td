@@ -93,7 +93,7 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
       or more reductions over the row: CTAs of at most 24 elements per
       thread, which recompute from the narrow row between the reductions,
       and more than two CTAs only where it reads two or more `[B, S, D]`
-      tensors);
+      tensors or no operand that broadcasts along the row);
       longer rows (and every long row with `max-cluster` = 1): `streaming`,
       1024 threads, the row read from memory once per reduction.
 

@@ -139,6 +139,22 @@ static int64_t countRowInputs(KernelOp kernel) {
   return most;
 }
 
+/// Whether `kernel` loads a tensor that broadcasts along the row ([D],
+/// [B, 1, D], [B, D], [B, F, 1, D]: every element of the row reads one).
+static bool loadsAlongRow(KernelOp kernel) {
+  bool along = false;
+  auto check = [&](BroadcastKind kind) {
+    along |= kind != BroadcastKind::BSD && kind != BroadcastKind::One;
+  };
+  kernel.walk([&](Operation *op) {
+    if (auto load = dyn_cast<LoadOp>(op))
+      check(load.getKind());
+    else if (auto select = dyn_cast<SelectLoadOp>(op))
+      check(select.getKind());
+  });
+  return along;
+}
+
 int64_t mlir::nf::maxPrefetchedValues(int64_t blockSize) {
   // Measured (docs/benchmarks.md, "Loads before stores, within a register
   // budget"): five loads (40 values) at 128 and 256 threads took 72-95
@@ -312,15 +328,16 @@ struct NfSelectSchedulePass
       // in bf16: ptxas gives LayerNorm and softmax 40 registers, three CTAs
       // per SM; 512 x 4: 52, two per SM, and slower than streaming on the
       // H200), and more than two only where it reads two or more [B, S, D]
-      // tensors, which the streamed schedule re-reads per pass: with the
-      // mbarrier exchange, clusters of 4 and 8 gained 6 to 17 points on
-      // seed #1 at 32768-98304, but LayerNorm lost 8 and 10 at 32768 and
-      // 65536 (2 chunks per thread; softmax +3.1 and +0.1), and a family
-      // stops at its first streamed schedule (docs/benchmarks.md, "Two
-      // reductions in clusters of 4 and 8"). Clusters of 3, 5, 6 or 7 CTAs
-      // (3 chunks per thread at every D) measured slower than 2, 4 and 8 at
-      // 14 of 18 points. Not for rotary embedding, whose partner chunks
-      // must be in the same CTA.
+      // tensors, which the streamed schedule re-reads per pass, or no
+      // operand that broadcasts along the row: with the mbarrier exchange,
+      // clusters of 4 and 8 gained 6 to 17 points on seed #1 and 0 to 27 on
+      // softmax at 32768-98304, but LayerNorm (f32 weight and bias, 8 bytes
+      // per element from L1/L2) lost 8 and 10 at 32768 and 65536 (2 chunks
+      // per thread), and a family stops at its first streamed schedule
+      // (docs/benchmarks.md, "Two reductions in clusters of 4 and 8"). Clusters
+      // of 3, 5, 6 or 7 CTAs (3 chunks per thread at every D) measured slower
+      // than 2, 4 and 8 at 14 of 18 points. Not for rotary embedding, whose
+      // partner chunks must be in the same CTA.
       if (s.chunksPerThread > maxChunks && threadsPerRow == 0) {
         bool several = countRowReductions(kernel) > 1;
         int64_t perThread =
@@ -338,7 +355,8 @@ struct NfSelectSchedulePass
         if (cluster <= maxCluster && !rope && rowsPerCta <= 1 &&
             rowsPerThread <= 1 &&
             (!several || (shared.recomputesBetweenReductions() &&
-                          (cluster == 2 || countRowInputs(kernel) >= 2)))) {
+                          (cluster == 2 || countRowInputs(kernel) >= 2 ||
+                           !loadsAlongRow(kernel))))) {
           s = shared;
         } else {
           streaming = tooLong = true;

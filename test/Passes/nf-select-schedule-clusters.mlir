@@ -65,21 +65,23 @@ nf.kernel @any(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
 // -----
 
 // Two reductions over the row (a decomposed LayerNorm: mean, then the
-// variance): each waits for the whole cluster. At D = 32768 a CTA of two
-// would hold 4 chunks per thread (two CTAs per SM), and clusters of more
-// than two are for kernels that read two or more [B, S, D] tensors:
-// streamed.
+// variance, then an f32 weight): each waits for the whole cluster. At
+// D = 32768 a CTA of two would hold 4 chunks per thread (two CTAs per SM),
+// and clusters of more than two are for kernels that read two or more
+// [B, S, D] tensors or no operand along the row: streamed.
 // CHECK-LABEL: nf.kernel @two_reductions
 // CHECK-NOT: cluster_size
 // CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
-nf.kernel @two_reductions(%x: tensor<?x?x32768xbf16>) -> tensor<?x?x32768xbf16> {
+nf.kernel @two_reductions(%x: tensor<?x?x32768xbf16>, %w: tensor<32768xf32>) -> tensor<?x?x32768xbf16> {
   %xb = nf.load %x [B, S, D] : tensor<?x?x32768xbf16>
+  %wf = nf.load %w [D] : tensor<32768xf32>
   %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
   %m = nf.reduce mean %xf : !nf.row<f32>
   %c = nf.sub %xf, %m : !nf.row<f32>, f32
   %sq = nf.mul %c, %c : !nf.row<f32>, !nf.row<f32>
   %v = nf.reduce mean %sq : !nf.row<f32>
-  %y = nf.mul %c, %v : !nf.row<f32>, f32
+  %n = nf.mul %c, %v : !nf.row<f32>, f32
+  %y = nf.mul %n, %wf : !nf.row<f32>, !nf.row<f32>
   %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
   nf.return %yb : !nf.row<bf16>
 }
@@ -106,12 +108,17 @@ nf.kernel @two_reductions_pair(%x: tensor<?x?x24576xbf16>) -> tensor<?x?x24576xb
 
 // -----
 
-// The same with D dynamic: the family's only cluster schedule is that pair
-// (longer rows would need 4 chunks per thread, or more than two CTAs, which
-// a kernel that reads one [B, S, D] tensor does not get), then the streamed
-// schedule, as static Ds get.
+// The same with D dynamic. Softmax reads one [B, S, D] tensor and no
+// operand along the row, so after the one-CTA schedules come clusters of
+// 2, 4 and 8 CTAs of 2 or 3 chunks (bf16: D <= 98304), then streaming.
 // CHECK-LABEL: nf.kernel @two_reductions_family
-// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 2>, #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 2>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 2, cluster_size = 4>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 4>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 2, cluster_size = 8>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 8>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
 nf.kernel @two_reductions_family(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
   %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
@@ -188,6 +195,27 @@ nf.kernel @two_reductions_two_inputs_family(%x: tensor<?x?x?xbf16>, %r: tensor<?
   %sq = nf.mul %c, %c : !nf.row<f32>, !nf.row<f32>
   %v = nf.reduce mean %sq : !nf.row<f32>
   %y = nf.mul %c, %v : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// With an operand along the row (a decomposed LayerNorm's f32 weight) and
+// one [B, S, D] input, D dynamic: the pair is the family's only cluster
+// schedule, then the streamed one, as static Ds get.
+// CHECK-LABEL: nf.kernel @two_reductions_weight_family
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 2>, #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
+nf.kernel @two_reductions_weight_family(%x: tensor<?x?x?xbf16>, %w: tensor<?xf32>) -> tensor<?x?x?xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %wf = nf.load %w [D] : tensor<?xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %m = nf.reduce mean %xf : !nf.row<f32>
+  %c = nf.sub %xf, %m : !nf.row<f32>, f32
+  %sq = nf.mul %c, %c : !nf.row<f32>, !nf.row<f32>
+  %v = nf.reduce mean %sq : !nf.row<f32>
+  %n = nf.mul %c, %v : !nf.row<f32>, f32
+  %y = nf.mul %n, %wf : !nf.row<f32>, !nf.row<f32>
   %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
   nf.return %yb : !nf.row<bf16>
 }
