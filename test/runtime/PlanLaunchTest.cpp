@@ -812,8 +812,9 @@ TEST_F(PeeledTest, RowJustUnderACapacity) {
     const VariantInfo &v = planned(launch);
     EXPECT_FALSE(v.vectorized) << v.function;
     EXPECT_TRUE(v.maxD == 0 || v.maxD >= d) << v.function;
-    if (v.peeled)
+    if (v.peeled) {
       EXPECT_GT(v.maxD, p.maxD) << v.function;
+    }
     ++checked;
   }
   EXPECT_GT(checked, 0);

@@ -186,11 +186,13 @@ TEST(F8E5M2, ExactValuesAndSaturation) {
 TEST(F8, EveryCodeRoundTrips) {
   for (int code = 0; code < 256; ++code) {
     double v = doubleFromF8E4M3FNBits((uint8_t)code);
-    if (!std::isnan(v))
+    if (!std::isnan(v)) {
       EXPECT_EQ(e4m3(v), code) << code;
+    }
     double w = doubleFromF8E5M2Bits((uint8_t)code);
-    if (!std::isnan(w) && !std::isinf(w))
+    if (!std::isnan(w) && !std::isinf(w)) {
       EXPECT_EQ(e5m2(w), code) << code;
+    }
   }
 }
 
