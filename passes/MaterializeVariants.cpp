@@ -13,7 +13,6 @@
 
 #include "dialect/Chains.h"
 #include "passes/Passes.h"
-#include "passes/QuantizedCasts.h"
 #include "passes/Schedule.h"
 
 #include "mlir/IR/Builders.h"
@@ -113,27 +112,10 @@ struct NfMaterializeVariantsPass
     // (three f32 operands) up to -32 (docs/benchmarks.md, "Peeled rows").
     ChainAnalysis chainAnalysis(kernel);
     bool anchored =
-        llvm::all_of(chainAnalysis.getChains(), [](const Chain &chain) {
-          return llvm::any_of(chain.ops, [](Operation *op) {
-            auto load = dyn_cast<LoadOp>(op);
-            return load && load.getKind() == BroadcastKind::BSD;
-          });
-        });
-    int64_t broadcastBytes = 0;
-    auto countBroadcast = [&](Value tensor, BroadcastKind kind) {
-      if (kind == BroadcastKind::BSD || kind == BroadcastKind::One)
-        return;
-      auto type = cast<RankedTensorType>(tensor.getType());
-      broadcastBytes +=
-          getStorageType(type.getElementType()).getIntOrFloatBitWidth() / 8;
-    };
-    kernel.walk([&](Operation *op) {
-      if (auto load = dyn_cast<LoadOp>(op))
-        countBroadcast(load.getSource(), load.getKind());
-      else if (auto select = dyn_cast<SelectLoadOp>(op))
-        countBroadcast(select.getFirst(), select.getKind());
-    });
-    anchored &= broadcastBytes <= kMaxPeeledBroadcastBytes;
+        llvm::all_of(
+            chainAnalysis.getChains(),
+            [](const Chain &chain) { return countRowLoads(chain) > 0; }) &&
+        getBroadcastBytesPerElement(kernel) <= kMaxPeeledBroadcastBytes;
     // A guard on D only where a schedule is register-resident (its
     // capacity), and only where D is not static (then it is checked once,
     // when the kernel is verified and launched).

@@ -7,6 +7,7 @@
 #include "passes/Schedule.h"
 #include "dialect/Chains.h"
 #include "passes/Passes.h"
+#include "passes/QuantizedCasts.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -126,33 +127,37 @@ int64_t mlir::nf::countRowReductions(KernelOp kernel) {
   return most;
 }
 
+int64_t mlir::nf::countRowLoads(const Chain &chain) {
+  return llvm::count_if(chain.ops, [](Operation *op) {
+    auto load = dyn_cast<LoadOp>(op);
+    return load && load.getKind() == BroadcastKind::BSD;
+  });
+}
+
+int64_t mlir::nf::getBroadcastBytesPerElement(KernelOp kernel) {
+  int64_t bytes = 0;
+  auto count = [&](Value tensor, BroadcastKind kind) {
+    if (kind == BroadcastKind::BSD || kind == BroadcastKind::One)
+      return;
+    auto type = cast<RankedTensorType>(tensor.getType());
+    bytes += getStorageType(type.getElementType()).getIntOrFloatBitWidth() / 8;
+  };
+  kernel.walk([&](Operation *op) {
+    if (auto load = dyn_cast<LoadOp>(op))
+      count(load.getSource(), load.getKind());
+    else if (auto select = dyn_cast<SelectLoadOp>(op))
+      count(select.getFirst(), select.getKind());
+  });
+  return bytes;
+}
+
 /// The most [B, S, D] tensors one chain of `kernel` loads.
 static int64_t countRowInputs(KernelOp kernel) {
   ChainAnalysis chains(kernel);
   int64_t most = 0;
   for (const Chain &chain : chains.getChains())
-    most =
-        std::max<int64_t>(most, llvm::count_if(chain.ops, [](Operation *op) {
-                            auto load = dyn_cast<LoadOp>(op);
-                            return load && load.getKind() == BroadcastKind::BSD;
-                          }));
+    most = std::max(most, countRowLoads(chain));
   return most;
-}
-
-/// Whether `kernel` loads a tensor that broadcasts along the row ([D],
-/// [B, 1, D], [B, D], [B, F, 1, D]: every element of the row reads one).
-static bool loadsAlongRow(KernelOp kernel) {
-  bool along = false;
-  auto check = [&](BroadcastKind kind) {
-    along |= kind != BroadcastKind::BSD && kind != BroadcastKind::One;
-  };
-  kernel.walk([&](Operation *op) {
-    if (auto load = dyn_cast<LoadOp>(op))
-      check(load.getKind());
-    else if (auto select = dyn_cast<SelectLoadOp>(op))
-      check(select.getKind());
-  });
-  return along;
 }
 
 int64_t mlir::nf::maxPrefetchedValues(int64_t blockSize) {
@@ -341,9 +346,11 @@ struct NfSelectSchedulePass
       if (s.chunksPerThread > maxChunks && threadsPerRow == 0) {
         bool several = countRowReductions(kernel) > 1;
         int64_t perThread =
-            several ? std::min<int64_t>(maxChunks,
-                                        std::max<int64_t>(1, 24 / s.chunk))
-                    : (int64_t)maxChunks;
+            several
+                ? std::min<int64_t>(
+                      maxChunks,
+                      std::max<int64_t>(1, kMaxRecomputedElements / s.chunk))
+                : (int64_t)maxChunks;
         int64_t cluster = llvm::PowerOf2Ceil(
             llvm::divideCeil(vectors, s.threadsPerRow * perThread));
         bool rope = false;
@@ -356,7 +363,7 @@ struct NfSelectSchedulePass
             rowsPerThread <= 1 &&
             (!several || (shared.recomputesBetweenReductions() &&
                           (cluster == 2 || countRowInputs(kernel) >= 2 ||
-                           !loadsAlongRow(kernel))))) {
+                           getBroadcastBytesPerElement(kernel) == 0)))) {
           s = shared;
         } else {
           streaming = tooLong = true;

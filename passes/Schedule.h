@@ -23,6 +23,13 @@
 
 namespace mlir::nf {
 
+struct Chain;
+
+/// Most row elements a thread of a CTA of 512+ threads holds when it
+/// recomputes from the narrow row between reductions (see
+/// `Schedule::recomputesBetweenReductions`).
+constexpr int64_t kMaxRecomputedElements = 24;
+
 struct Schedule {
   int64_t threadsPerRow = 1;
   int64_t rowsPerCta = 1;
@@ -50,7 +57,7 @@ struct Schedule {
   /// "Recomputing the epilogue from the row as loaded").
   bool recomputesBetweenReductions() const {
     return isRegisterResident() && threadsPerRow >= 512 &&
-           chunksPerThread * chunk <= 24;
+           chunksPerThread * chunk <= kMaxRecomputedElements;
   }
 
   /// Most elements of a row the schedule holds in registers (0: streamed).
@@ -90,6 +97,14 @@ int64_t getGroupLanes(KernelOp kernel, int64_t chunk);
 /// The most reductions over the whole row (not group reductions) one chain
 /// of `kernel` has.
 int64_t countRowReductions(KernelOp kernel);
+
+/// The [B, S, D] tensors `chain` loads.
+int64_t countRowLoads(const Chain &chain);
+
+/// Bytes per row element of the operands `kernel` loads that broadcast
+/// along the row ([D], [B, 1, D], [B, D], [B, F, 1, D]: every element of
+/// the row reads one element of each), summed; 0 if there are none.
+int64_t getBroadcastBytesPerElement(KernelOp kernel);
 
 /// Most row elements a thread of a general variant (one element per
 /// access) keeps in registers; longer rows are streamed. An element's
