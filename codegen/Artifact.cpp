@@ -134,7 +134,7 @@ static int64_t sharedMemoryBytes(KernelOp kernel, const Schedule &schedule,
   // and one 8-byte mbarrier per reduction.
   int64_t cluster = schedule.clusterSize > 1 ? schedule.clusterSize : 0;
   return reductions * (schedule.ctaRows() * warps + cluster) * 4 +
-         (cluster ? reductions * 8 : 0);
+         (cluster ? reductions * 8 : 0) + getStagedRowBytes(kernel, schedule);
 }
 
 LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
@@ -238,6 +238,8 @@ void mlir::nf::printKernelSummary(ModuleOp module, llvm::raw_ostream &os) {
         os << " chunks_per_thread=" << s.chunksPerThread;
       if (s.clusterSize > 1)
         os << " cluster=" << s.clusterSize;
+      if (s.staged)
+        os << " staged";
       os << " block=" << s.blockSize()
          << " shared=" << sharedMemoryBytes(kernel, s, chains) << "B\n";
     }

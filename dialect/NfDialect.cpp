@@ -113,7 +113,8 @@ LogicalResult GroupType::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t threadsPerRow, int64_t rowsPerCta,
                                    int64_t chunk, int64_t chunksPerThread,
-                                   int64_t rowsPerThread, int64_t clusterSize) {
+                                   int64_t rowsPerThread, int64_t clusterSize,
+                                   bool staged) {
   if (!llvm::isPowerOf2_64(threadsPerRow) || threadsPerRow > 1024 ||
       (threadsPerRow > 32 && threadsPerRow % 32 != 0))
     return emitError() << "threads_per_row must be a power of two <= 1024, "
@@ -142,6 +143,9 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << ") holds one register-resident row per CTA: it "
                           "needs chunks_per_thread > 0 and rows_per_cta = "
                           "rows_per_thread = 1";
+  if (staged && clusterSize == 1)
+    return emitError() << "a staged schedule shares its row in a cluster: it "
+                          "needs cluster_size > 1";
   return success();
 }
 

@@ -40,6 +40,9 @@ struct Chunk {
   /// operands loaded element by element.
   Value full, first;
   DenseMap<Value, Value> cache;
+  /// Staged rows (KernelLowering::stagedRows): the shared-memory address
+  /// each [B, S, D] load of the chunk was copied to.
+  DenseMap<Value, Value> staged;
   /// Group values: the chunk's max(1, chunk / G) values (GroupReductions.cpp).
   DenseMap<Value, SmallVector<Value>> groups;
 };
@@ -210,6 +213,14 @@ private:
   /// PTX the NVVM dialect has no op for, with side effects.
   void inlinePtx(ValueRange operands, StringRef ptx, StringRef constraints);
   Value clusterCombine(Value partial, ReduceKind kind, unsigned slot);
+
+  // Staged rows: a cluster variant copies its chunks of every [B, S, D]
+  // load into shared memory (cp.async) and reads them back from there in
+  // each pass, so that no row element is live in registers across a
+  // reduction (LowerRows.cpp, stageRow).
+  bool stagedRows = false;
+  std::string stageBuffer;
+  void stageRow(const Chain &chain, MutableArrayRef<Chunk> chunks);
 
   // Row state, reset per row. `rowHead` (peeled variants): how many
   // elements past an aligned address the row starts, in [0, chunk).

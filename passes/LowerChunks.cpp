@@ -232,6 +232,10 @@ Value KernelLowering::evaluate(Value v, Chunk &chunk) {
             Type element = getStorageType(type.getElementType());
             Value ptr =
                 argValue[cast<BlockArgument>(load.getSource()).getArgNumber()];
+            auto staged = chunk.staged.find(v);
+            if (staged != chunk.staged.end())
+              return LLVM::LoadOp::create(b, loc, vecOf(element),
+                                          staged->second, 16);
             if (load.getKind() == BroadcastKind::One) {
               Value scalar = LLVM::LoadOp::create(
                   b, loc, element, ptr, element.getIntOrFloatBitWidth() / 8,

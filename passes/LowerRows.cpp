@@ -358,7 +358,9 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     // from hoisting them). So are a peeled variant's, whose reductions
     // branch per chunk (full or not), past which ptxas does not move the
     // next chunk's loads.
-    if (group > 1 || peeled) {
+    if (stagedRows)
+      stageRow(chain, rowChunks[0]);
+    else if (group > 1 || peeled) {
       for (int64_t g = 0; g < group; ++g) {
         if (g > 0)
           swapRow(rowStates[g]);
@@ -555,7 +557,10 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
   };
   for (auto [i, constReduce] : llvm::enumerate(reductions)) {
     ReduceOp reduce = constReduce;
-    if (i > 0 && rematerializeAll)
+    if (i > 0 && stagedRows)
+      for (Chunk &chunk : chunks)
+        chunk.cache.clear();
+    else if (i > 0 && rematerializeAll)
       maybeRematerialize(chunks, neededFrom(i), i - 1);
     Value partial;
     for (Chunk &chunk : chunks) {
@@ -571,7 +576,10 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
   // only: each chunk is computed and stored before the next one's epilogue
   // operands are loaded, so that they are not all live at once.
   if (!hasRope) {
-    if (reductions.size() == 1 || rematerializeAll)
+    if (stagedRows)
+      for (Chunk &chunk : chunks)
+        chunk.cache.clear();
+    else if (reductions.size() == 1 || rematerializeAll)
       maybeRematerialize(chunks, neededFrom(reductions.size()),
                          reductions.size() - 1);
     for (Chunk &chunk : chunks)
@@ -603,6 +611,43 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
         storeRow(output.first, values[k][o], chunk);
       else
         storeOutput(output.first, output.second, chunk);
+}
+
+void KernelLowering::stageRow(const Chain &chain,
+                              MutableArrayRef<Chunk> chunks) {
+  auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  Value base = LLVM::AddressOfOp::create(b, loc, ptr3, stageBuffer);
+  Value offset = i64c(0);
+  for (Operation *op : chain.ops) {
+    auto load = dyn_cast<LoadOp>(op);
+    if (!load || load.getKind() != BroadcastKind::BSD)
+      continue;
+    auto type = cast<RankedTensorType>(load.getSource().getType());
+    Type element = getStorageType(type.getElementType());
+    Value ptr = argValue[cast<BlockArgument>(load.getSource()).getArgNumber()];
+    Value rowOff = rowOffset(load.getSource(), load.getKind());
+    // A chunk is 16 bytes of the narrowest row type (cluster schedules
+    // have no narrower twins), so a multiple of 16 bytes of this one:
+    // copied 16 bytes at a time, bypassing L1 (.cg).
+    int64_t bytes = element.getIntOrFloatBitWidth() / 8 * sched.chunk;
+    assert(bytes % 16 == 0 && "a staged chunk is a multiple of 16 bytes");
+    for (auto [k, chunk] : llvm::enumerate(chunks)) {
+      Value src = gep(ptr, element, add(rowOff, chunk.base));
+      // Chunk k of every thread, then chunk k + 1: a warp's copies land in
+      // consecutive bytes (no bank conflicts when read back).
+      Value slot = add(i64c((int64_t)k * sched.threadsPerRow), lane);
+      Value dst = gep(base, b.getI8Type(), add(offset, mul(slot, i64c(bytes))));
+      for (int64_t piece = 0; piece < bytes; piece += 16)
+        NVVM::CpAsyncOp::create(b, loc, gep(dst, b.getI8Type(), i64c(piece)),
+                                gep(src, b.getI8Type(), i64c(piece)), 16,
+                                NVVM::LoadCacheModifierKind::CG, Value());
+      chunk.staged[load.getResult()] = dst;
+    }
+    offset =
+        add(offset, i64c(bytes * sched.chunksPerThread * sched.threadsPerRow));
+  }
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
 }
 
 //===----------------------------------------------------------------------===//

@@ -72,6 +72,15 @@ LogicalResult KernelLowering::checkSupported() {
         "writes in place and applies rotary embedding, which needs the "
         "register-resident schedule: fix D (nf-compile --dim D=<n>) so the "
         "row fits in registers");
+  // A staged row is read back from shared memory chunk by chunk: a rotary
+  // partner or a group spanning chunks would need another thread's chunks,
+  // and a static shared buffer holds at most 48 KB.
+  if (sched.staged && (hasRope || getGroupLanes(kernel, sched.chunk) > 1 ||
+                       getStagedRowBytes(kernel, sched) > 48 * 1024))
+    return kernel.emitOpError(
+        "has a staged schedule, which needs a kernel without rotary "
+        "embedding or group reductions whose CTA's share of the row fits in "
+        "48 KB of shared memory");
   return checkGroups();
 }
 
@@ -161,6 +170,20 @@ LogicalResult KernelLowering::emit(StringRef name) {
         b, loc, LLVM::LLVMArrayType::get(b.getI64Type(), maxReductions),
         /*isConstant=*/false, LLVM::Linkage::Internal, clusterBarriers,
         Attribute(), /*alignment=*/8, /*addrSpace=*/3);
+  }
+
+  // A staged cluster schedule's vectorized variant holds the CTA's share
+  // of each [B, S, D] input in a shared buffer, 16 bytes per chunk of each
+  // thread (the general variant of such a family streams).
+  if (sched.staged && vectorized && !peeled) {
+    stagedRows = true;
+    int64_t bytes = getStagedRowBytes(kernel, sched);
+    stageBuffer = (name + "_stage").str();
+    LLVM::GlobalOp::create(b, loc,
+                           LLVM::LLVMArrayType::get(b.getI8Type(), bytes),
+                           /*isConstant=*/false, LLVM::Linkage::Internal,
+                           stageBuffer, Attribute(), /*alignment=*/16,
+                           /*addrSpace=*/3);
   }
 
   auto func =

@@ -183,6 +183,7 @@ struct NfMaterializeVariantsPass
       // of 1024 threads, as the streamed tier after it (the two merge).
       if (s.clusterSize > 1) {
         g.clusterSize = 1;
+        g.staged = false;
         g.threadsPerRow = 1024;
         g.chunksPerThread = 0;
       }

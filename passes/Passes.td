@@ -93,7 +93,11 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
       or more reductions over the row: CTAs of at most 24 elements per
       thread, which recompute from the narrow row between the reductions,
       and more than two CTAs only where it reads two or more `[B, S, D]`
-      tensors or no operand that broadcasts along the row);
+      tensors or no operand that broadcasts along the row). A kernel that
+      reads one `[B, S, D]` tensor, with one reduction or no operand along
+      the row (RMSNorm, softmax), gets a `staged` cluster instead: CTAs of
+      256 threads holding twice the chunks in shared memory (asynchronous
+      copies at the row's start, read back in each pass), at most 32 KB;
       longer rows (and every long row with `max-cluster` = 1): `streaming`,
       1024 threads, the row read from memory once per reduction.
 

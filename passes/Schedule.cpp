@@ -34,7 +34,7 @@ StringRef Schedule::getKindName() const {
 
 ScheduleAttr Schedule::toAttr(MLIRContext *ctx) const {
   return ScheduleAttr::get(ctx, threadsPerRow, rowsPerCta, chunk,
-                           chunksPerThread, rowsPerThread, clusterSize);
+                           chunksPerThread, rowsPerThread, clusterSize, staged);
 }
 
 Schedule Schedule::fromAttr(ScheduleAttr attr) {
@@ -45,6 +45,7 @@ Schedule Schedule::fromAttr(ScheduleAttr attr) {
   s.chunksPerThread = attr.getChunksPerThread();
   s.rowsPerThread = attr.getRowsPerThread();
   s.clusterSize = attr.getClusterSize();
+  s.staged = attr.getStaged();
   return s;
 }
 
@@ -160,6 +161,41 @@ static int64_t countRowInputs(KernelOp kernel) {
   return most;
 }
 
+int64_t mlir::nf::getStagedRowBytes(KernelOp kernel, const Schedule &s) {
+  if (!s.staged)
+    return 0;
+  ChainAnalysis chains(kernel);
+  int64_t most = 0;
+  for (const Chain &chain : chains.getChains()) {
+    int64_t bytes = 0;
+    for (Operation *op : chain.ops)
+      if (auto load = dyn_cast<LoadOp>(op);
+          load && load.getKind() == BroadcastKind::BSD)
+        bytes +=
+            getStorageType(cast<RankedTensorType>(load.getSource().getType())
+                               .getElementType())
+                .getIntOrFloatBitWidth() /
+            8;
+    most = std::max(most, bytes);
+  }
+  return most * s.chunk * s.chunksPerThread * s.threadsPerRow;
+}
+
+/// Whether a cluster row of `kernel` may be staged in shared memory: one
+/// [B, S, D] tensor per chain, read by `nf.load` (what stageRow copies), no
+/// rotary embedding and no group reductions (a chunk is read back by the
+/// thread that copied it).
+static bool isStageable(KernelOp kernel, int64_t chunk) {
+  bool selectRow = false, rope = false;
+  kernel.walk([&](Operation *op) {
+    if (auto select = dyn_cast<SelectLoadOp>(op))
+      selectRow |= select.getKind() == BroadcastKind::BSD;
+    rope |= isa<RopeOp>(op);
+  });
+  return countRowInputs(kernel) == 1 && !selectRow && !rope &&
+         getGroupLanes(kernel, chunk) == 1;
+}
+
 int64_t mlir::nf::maxPrefetchedValues(int64_t blockSize) {
   // Measured (docs/benchmarks.md, "Loads before stores, within a register
   // budget"): five loads (40 values) at 128 and 256 threads took 72-95
@@ -192,6 +228,12 @@ static constexpr int64_t kMaxRegisterRowThreads = 512;
 /// such a CTA leaves each thread.
 static constexpr int64_t kWideRowThreads = 1024;
 static constexpr int64_t kMaxWideRowElements = 16;
+
+/// The threads of a staged cluster CTA (see `select`): its share of the row
+/// is in shared memory, so a thread may hold up to twice the chunks of a
+/// 512-thread CTA in registers (8: 32 KB of one [B, S, D] tensor per CTA).
+static constexpr int64_t kStagedRowThreads = 256;
+static constexpr int64_t kMaxStagedRowBytes = 32 * 1024;
 
 namespace {
 struct NfSelectSchedulePass
@@ -359,11 +401,36 @@ struct NfSelectSchedulePass
         shared.clusterSize = cluster;
         shared.chunksPerThread =
             llvm::divideCeil(vectors, s.threadsPerRow * cluster);
+        // Staged: a kernel that reads one [B, S, D] tensor, with one
+        // reduction or no operand along the row (RMSNorm, softmax), holds
+        // the cluster's row in shared memory, in CTAs of 256 threads of
+        // twice the chunks (32 KB at most): 32 registers, so occupancy is
+        // bounded by shared memory, and no row element is held across a
+        // reduction. H200, against 512-thread CTAs in registers: softmax
+        // +1.1 to +17.0 points at 20480-98304, RMSNorm +0.4 to +10.6 at 7
+        // of 9 points from 20480 to 131072, -2.9 and -0.3 at 24576 and
+        // 98304 (docs/benchmarks.md, "Cluster rows staged in shared
+        // memory"; staging the 512-thread CTAs instead was mixed).
+        bool staged = isStageable(kernel, s.chunk) &&
+                      (!several || getBroadcastBytesPerElement(kernel) == 0);
+        if (staged) {
+          Schedule candidate = shared;
+          candidate.staged = true;
+          candidate.threadsPerRow = kStagedRowThreads;
+          candidate.chunksPerThread =
+              llvm::divideCeil(vectors, kStagedRowThreads * cluster);
+          // Measured up to 32 KB per CTA (six CTAs per SM); an f32 input
+          // of a kernel with 16-bit results would take 64.
+          staged = getStagedRowBytes(kernel, candidate) <= kMaxStagedRowBytes;
+          if (staged)
+            shared = candidate;
+        }
         if (cluster <= maxCluster && !rope && rowsPerCta <= 1 &&
             rowsPerThread <= 1 &&
-            (!several || (shared.recomputesBetweenReductions() &&
-                          (cluster == 2 || countRowInputs(kernel) >= 2 ||
-                           getBroadcastBytesPerElement(kernel) == 0)))) {
+            (!several || staged ||
+             (shared.recomputesBetweenReductions() &&
+              (cluster == 2 || countRowInputs(kernel) >= 2 ||
+               getBroadcastBytesPerElement(kernel) == 0)))) {
           s = shared;
         } else {
           streaming = tooLong = true;

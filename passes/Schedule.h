@@ -42,6 +42,9 @@ struct Schedule {
   /// CTAs of a thread-block cluster that share one row (1: none): each
   /// holds `threadsPerRow * chunksPerThread` of the row's chunks.
   int64_t clusterSize = 1;
+  /// A cluster schedule whose CTAs hold their share of the row in shared
+  /// memory (asynchronous copies) rather than registers.
+  bool staged = false;
 
   int64_t blockSize() const { return threadsPerRow * rowsPerCta; }
   /// Rows one CTA covers (what the runtime divides the rows by).
@@ -105,6 +108,11 @@ int64_t countRowLoads(const Chain &chain);
 /// along the row ([D], [B, 1, D], [B, D], [B, F, 1, D]: every element of
 /// the row reads one element of each), summed; 0 if there are none.
 int64_t getBroadcastBytesPerElement(KernelOp kernel);
+
+/// Bytes of shared memory a CTA of the staged schedule `s` holds its share
+/// of the row in: 16 per chunk of each thread for each [B, S, D] tensor a
+/// chain of `kernel` loads (0 unless `s.staged`).
+int64_t getStagedRowBytes(KernelOp kernel, const Schedule &s);
 
 /// Most row elements a thread of a general variant (one element per
 /// access) keeps in registers; longer rows are streamed. An element's

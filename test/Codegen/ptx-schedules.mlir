@@ -18,7 +18,8 @@
 // threads.
 // RUN: nf-compile %s --sm sm_90 --emit=ptx | FileCheck %s --check-prefix=FAMILY
 // D fixed but too long for one CTA's registers: two CTAs of a cluster share
-// the row, combining its sum of squares through distributed shared memory.
+// the row, combining its sum of squares through distributed shared memory;
+// each holds its half in shared memory (staged: one [B, S, D] input).
 // RUN: nf-compile %s --sm sm_90 --dim D=32768 --emit=ptx | FileCheck %s --check-prefix=CLUSTER
 // Without clusters (--max-cluster 1, or before sm_90): streamed by 1024
 // threads.
@@ -70,13 +71,18 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 
 // st.async needs PTX ISA 8.1 (sm_90's default is 7.8).
 // CLUSTER: .version 8.1
-// CLUSTER-LABEL: .entry rms_v0_cluster512x4c2(
-// CLUSTER: .maxntid 512, 1, 1
+// CLUSTER-LABEL: .entry rms_v0_cluster256x8c2(
+// CLUSTER: .maxntid 256, 1, 1
 // CLUSTER: .reqnctapercluster 2, 1, 1
 // CLUSTER: @p mbarrier.init.shared.b64
 // CLUSTER: @p fence.mbarrier_init.release.cluster
 // CLUSTER: barrier.cluster.arrive.relaxed
-// CLUSTER-COUNT-4: ld.global.nc.v4.b32
+// CLUSTER-NOT: ld.global
+// CLUSTER-COUNT-8: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16;
+// CLUSTER-NEXT: cp.async.commit_group;
+// CLUSTER-NEXT: cp.async.wait_group 0;
+// CLUSTER-COUNT-8: ld.shared.v4.b32
+// CLUSTER-NOT: ld.global
 // CLUSTER: bar.sync
 // CLUSTER: barrier.cluster.wait
 // CLUSTER: mbarrier.arrive.expect_tx.shared.b64
@@ -86,6 +92,10 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 // CLUSTER-NOT: barrier.cluster
 // CLUSTER: mbarrier.try_wait.parity.shared.b64
 // CLUSTER-NOT: barrier.cluster
+// The epilogue reads the row back from shared memory, the weight from
+// global memory.
+// CLUSTER: ld.shared.v4.b32
+// CLUSTER: ld.global.nc.v4.b32
 // CLUSTER: st.global.v4.b32
 // The general variant streams.
 // CLUSTER-LABEL: .entry rms_g1_streaming1024(
@@ -124,13 +134,15 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 // FAMILY: bar.sync
 // FAMILY-LABEL: .entry rms_v74_cta512x4(
 // FAMILY: .maxntid 512, 1, 1
-// FAMILY-LABEL: .entry rms_v79_cluster512x3c2(
+// FAMILY-LABEL: .entry rms_v79_cluster256x5c2(
 // FAMILY: .reqnctapercluster 2, 1, 1
-// FAMILY-LABEL: .entry rms_v82_cluster512x4c4(
+// FAMILY-COUNT-5: cp.async.cg.shared.global
+// FAMILY-LABEL: .entry rms_v86_cluster256x8c4(
 // FAMILY: .reqnctapercluster 4, 1, 1
-// FAMILY-LABEL: .entry rms_v84_cluster512x4c8(
+// FAMILY-LABEL: .entry rms_v90_cluster256x8c8(
 // FAMILY: .reqnctapercluster 8, 1, 1
-// FAMILY-LABEL: .entry rms_v85_streaming1024(
+// FAMILY-COUNT-8: cp.async.cg.shared.global
+// FAMILY-LABEL: .entry rms_v91_streaming1024(
 // FAMILY: .maxntid 1024, 1, 1
-// FAMILY-LABEL: .entry rms_g86_streaming1024(
+// FAMILY-LABEL: .entry rms_g92_streaming1024(
 // FAMILY-NOT: .entry

@@ -66,6 +66,11 @@ module attributes {s = #nf.schedule<threads_per_row = 256, rows_per_cta = 2, chu
 
 // -----
 
+// expected-error@+1 {{a staged schedule shares its row in a cluster: it needs cluster_size > 1}}
+module attributes {s = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 8, staged = true>} {}
+
+// -----
+
 // expected-error@+1 {{variant name must be letters, digits and '_', found 'a-b'}}
 module attributes {v = #nf.variant<name = "a-b", vectorized = true, max_d = 0, schedule = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>>} {}
 

@@ -6,9 +6,10 @@
 // RUN: not nf-opt %s -split-input-file -nf-select-schedule=max-cluster=3 2>&1 | FileCheck %s --check-prefix=BAD
 
 // bf16, D = 32768: 4096 chunks, twice what 512 threads hold in 4 chunks
-// each: two CTAs of 512 threads x 4 chunks.
+// each: two CTAs. The kernel reads one [B, S, D] tensor, so each CTA holds
+// its half in shared memory (staged), 256 threads x 8 chunks.
 // CHECK-LABEL: nf.kernel @static_long
-// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 2>]}
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 8, cluster_size = 2, staged = true>]}
 // NONE-LABEL: nf.kernel @static_long
 // NONE-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
 // BAD: error: 'nf.kernel' op max-cluster must be 1, 2, 4 or 8, found 3
@@ -25,7 +26,7 @@ nf.kernel @static_long(%x: tensor<?x?x32768xbf16>) -> tensor<?x?x32768xbf16> {
 
 // D = 65536 needs four CTAs: with at most two, streamed.
 // CHECK-LABEL: nf.kernel @static_longer
-// CHECK-SAME: chunks_per_thread = 4, cluster_size = 4>]}
+// CHECK-SAME: chunks_per_thread = 8, cluster_size = 4, staged = true>]}
 // TWO-LABEL: nf.kernel @static_longer
 // TWO-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
 nf.kernel @static_longer(%x: tensor<?x?x65536xbf16>) -> tensor<?x?x65536xbf16> {
@@ -40,15 +41,18 @@ nf.kernel @static_longer(%x: tensor<?x?x65536xbf16>) -> tensor<?x?x65536xbf16> {
 // -----
 
 // D dynamic: after the one-CTA schedules, one per (cluster, chunks) up to
-// 8 CTAs x 512 threads x 4 chunks (bf16: D <= 131072), then streaming.
+// 8 staged CTAs x 256 threads x 8 chunks (bf16: D <= 131072), then
+// streaming.
 // CHECK-LABEL: nf.kernel @any
 // CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>,
-// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 2>,
-// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 2>,
-// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 4>,
-// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 4>,
-// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 8>,
-// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 8>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5, cluster_size = 2, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 6, cluster_size = 2, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 7, cluster_size = 2, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 8, cluster_size = 2, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5, cluster_size = 4, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 8, cluster_size = 4, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5, cluster_size = 8, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 8, cluster_size = 8, staged = true>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
 // NONE-LABEL: nf.kernel @any
 // NONE-NOT: cluster_size
@@ -58,6 +62,25 @@ nf.kernel @any(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
   %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
   %ms = nf.reduce mean_sq %xf : !nf.row<f32>
   %y = nf.mul %xf, %ms : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// One reduction over two [B, S, D] tensors (fused add + RMSNorm) at
+// D = 32768: not staged (two tensors, 64 KB per CTA); two CTAs of 512
+// threads x 4 chunks in registers.
+// CHECK-LABEL: nf.kernel @two_inputs_long
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 2>]}
+nf.kernel @two_inputs_long(%x: tensor<?x?x32768xbf16>, %r: tensor<?x?x32768xbf16>) -> tensor<?x?x32768xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x32768xbf16>
+  %rb = nf.load %r [B, S, D] : tensor<?x?x32768xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %rf = nf.cast %rb : !nf.row<bf16> to !nf.row<f32>
+  %h = nf.add %xf, %rf : !nf.row<f32>, !nf.row<f32>
+  %ms = nf.reduce mean_sq %h : !nf.row<f32>
+  %y = nf.mul %h, %ms : !nf.row<f32>, f32
   %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
   nf.return %yb : !nf.row<bf16>
 }
@@ -88,10 +111,11 @@ nf.kernel @two_reductions(%x: tensor<?x?x32768xbf16>, %w: tensor<32768xf32>) -> 
 
 // -----
 
-// Two reductions at D = 24576: two CTAs of 512 threads x 3 chunks, which
-// recompute between the reductions (three CTAs per SM): a cluster.
+// Two reductions at D = 24576 (a softmax: one [B, S, D] tensor, no operand
+// along the row): two CTAs that hold 512 x 3 chunks, staged: 256 threads x
+// 6 chunks.
 // CHECK-LABEL: nf.kernel @two_reductions_pair
-// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 2>]}
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 6, cluster_size = 2, staged = true>]}
 // NONE-LABEL: nf.kernel @two_reductions_pair
 // NONE-SAME: chunks_per_thread = 0>]}
 nf.kernel @two_reductions_pair(%x: tensor<?x?x24576xbf16>) -> tensor<?x?x24576xbf16> {
@@ -109,15 +133,17 @@ nf.kernel @two_reductions_pair(%x: tensor<?x?x24576xbf16>) -> tensor<?x?x24576xb
 // -----
 
 // The same with D dynamic. Softmax reads one [B, S, D] tensor and no
-// operand along the row, so after the one-CTA schedules come clusters of
-// 2, 4 and 8 CTAs of 2 or 3 chunks (bf16: D <= 98304), then streaming.
+// operand along the row, so after the one-CTA schedules come staged
+// clusters of 2, 4 and 8 CTAs of 256 threads x 4 to 6 chunks (bf16:
+// D <= 98304), then streaming.
 // CHECK-LABEL: nf.kernel @two_reductions_family
 // CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>,
-// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 2>,
-// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 2, cluster_size = 4>,
-// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 4>,
-// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 2, cluster_size = 8>,
-// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 8>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5, cluster_size = 2, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 6, cluster_size = 2, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 4, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 6, cluster_size = 4, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 8, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 6, cluster_size = 8, staged = true>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
 nf.kernel @two_reductions_family(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>

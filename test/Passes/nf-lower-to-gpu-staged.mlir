@@ -1,0 +1,57 @@
+// RUN: nf-opt %s -nf-materialize-variants -nf-lower-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
+
+// A staged cluster schedule: two CTAs of 256 threads share a row of up to
+// 32768 bf16, each holding its 8 chunks per thread in a shared buffer
+// (256 x 8 x 16 bytes) instead of registers. Every thread copies its
+// chunks there with cp.async (chunk k of all threads, then chunk k + 1),
+// waits for its own copies, and reads each chunk back from shared memory
+// in each pass: for the sum of squares, and again after the cluster's
+// exchange for the epilogue, so that no row element is live across the
+// reduction. The weight ([D]) is read from global memory in the epilogue.
+// CHECK: llvm.mlir.global internal @rms_v0_cluster256x8c2_stage() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<32768 x i8>
+// CHECK: gpu.func @rms_v0_cluster256x8c2(
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK-SAME: nvvm.cluster_dim = array<i32: 2, 1, 1>
+// CHECK: nvvm.cluster.arrive.relaxed
+// CHECK-NOT: llvm.load
+// CHECK: llvm.mlir.addressof @rms_v0_cluster256x8c2_stage : !llvm.ptr<3>
+// CHECK-COUNT-8: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK-COUNT-8: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xbf16>
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xbf16>
+// CHECK-NEXT: arith.extf
+// CHECK: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
+// The general variant streams the row from global memory, unstaged.
+// CHECK: gpu.func @rms_g1_streaming1024(
+// CHECK-NOT: nvvm.cp.async
+// CHECK: gpu.return
+nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 8, cluster_size = 2, staged = true>]} {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %wb = nf.load %w [D] : tensor<?xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %wf = nf.cast %wb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
+  %n = nf.mul %xf, %ms : !nf.row<f32>, f32
+  %y = nf.mul %n, %wf : !nf.row<f32>, !nf.row<f32>
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// A staged schedule needs a kernel whose CTA's share of the row fits a
+// static shared buffer and whose chunks each thread reads alone: not
+// rotary embedding, not group reductions, at most 48 KB.
+// expected-error@+1 {{'nf.kernel' op has a staged schedule, which needs a kernel without rotary embedding or group reductions whose CTA's share of the row fits in 48 KB of shared memory}}
+nf.kernel @too_much(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 8, cluster_size = 2, staged = true>]} {
+  %xf = nf.load %x [B, S, D] : tensor<?x?x?xf32>
+  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
+  %y = nf.mul %xf, %ms : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
