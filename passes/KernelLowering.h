@@ -163,7 +163,6 @@ private:
 
   // Recomputing from narrow values after the reduction (maybeRematerialize,
   // Rematerialize.cpp).
-  static bool laterReductionReadsBroadcast(ArrayRef<ReduceOp> reductions);
   unsigned liveBits(Chunk &chunk, ArrayRef<Value> needed, bool keepAll);
   void maybeRematerialize(MutableArrayRef<Chunk> chunks, ArrayRef<Value> needed,
                           unsigned index);

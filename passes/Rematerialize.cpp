@@ -17,43 +17,6 @@ using namespace mlir;
 using namespace mlir::nf;
 using namespace mlir::nf::lowering;
 
-/// Whether a reduction after the first reads an operand broadcast over rows
-/// (a weight, a [B, 1, D] modulation) through f32 values: rmsnorm_quant_fp8's
-/// max of |x * rstd * w|. What such a reduction computes is held in f32
-/// across the next barrier whether the row is recomputed before it or not
-/// (recomputing it after that barrier would load the operand again, measured
-/// slower), so recomputing between reductions frees no register at the peak
-/// and only adds work. A value rounded to 16 bits (seed #1's residual sum,
-/// stored in bf16) is held narrow: the walk stops there.
-bool KernelLowering::laterReductionReadsBroadcast(
-    ArrayRef<ReduceOp> reductions) {
-  SmallVector<Value> stack;
-  for (ReduceOp reduce : reductions.drop_front())
-    stack.push_back(ReduceOp(reduce).getInput());
-  DenseSet<Value> seen;
-  while (!stack.empty()) {
-    Value v = stack.pop_back_val();
-    auto row = dyn_cast<RowType>(v.getType());
-    if (!row || !seen.insert(v).second)
-      continue;
-    Operation *op = v.getDefiningOp();
-    if (!op)
-      continue;
-    // Loads and select_loads alike: by how their operand maps onto rows.
-    if (isa<LoadOp, SelectLoadOp>(op)) {
-      BroadcastKind kind = isa<LoadOp>(op) ? cast<LoadOp>(op).getKind()
-                                           : cast<SelectLoadOp>(op).getKind();
-      if (kind != BroadcastKind::BSD)
-        return true;
-      continue;
-    }
-    if (row.getElementType().getIntOrFloatBitWidth() < 32)
-      continue;
-    llvm::append_range(stack, op->getOperands());
-  }
-  return false;
-}
-
 /// Whether `v` (cached as `value`), computed before the reduction, stays in
 /// registers across it when the thread rematerializes: narrow values (a row
 /// as loaded, or rounded to bf16 / f16) pass through an opaque copy, values

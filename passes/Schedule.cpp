@@ -161,6 +161,44 @@ static int64_t countRowInputs(KernelOp kernel) {
   return most;
 }
 
+/// Whether a reduction after the first reads an operand broadcast over rows
+/// (a weight, a [B, 1, D] modulation) through f32 values: rmsnorm_quant_fp8's
+/// max of |x * rstd * w|. What such a reduction computes is held in f32
+/// across the next barrier whether the row is recomputed before it or not
+/// (recomputing it after that barrier would load the operand again, measured
+/// slower), so recomputing between reductions frees no register at the peak
+/// and only adds work. A value rounded to 16 bits (seed #1's residual sum,
+/// stored in bf16) is held narrow: the walk stops there.
+bool mlir::nf::laterReductionReadsBroadcast(ArrayRef<ReduceOp> reductions) {
+  if (reductions.size() < 2)
+    return false;
+  SmallVector<Value> stack;
+  for (ReduceOp reduce : reductions.drop_front())
+    stack.push_back(ReduceOp(reduce).getInput());
+  DenseSet<Value> seen;
+  while (!stack.empty()) {
+    Value v = stack.pop_back_val();
+    auto row = dyn_cast<RowType>(v.getType());
+    if (!row || !seen.insert(v).second)
+      continue;
+    Operation *op = v.getDefiningOp();
+    if (!op)
+      continue;
+    // Loads and select_loads alike: by how their operand maps onto rows.
+    if (isa<LoadOp, SelectLoadOp>(op)) {
+      BroadcastKind kind = isa<LoadOp>(op) ? cast<LoadOp>(op).getKind()
+                                           : cast<SelectLoadOp>(op).getKind();
+      if (kind != BroadcastKind::BSD)
+        return true;
+      continue;
+    }
+    if (row.getElementType().getIntOrFloatBitWidth() < 32)
+      continue;
+    llvm::append_range(stack, op->getOperands());
+  }
+  return false;
+}
+
 int64_t mlir::nf::getStagedRowBytes(KernelOp kernel, const Schedule &s) {
   if (!s.staged)
     return 0;
@@ -181,18 +219,31 @@ int64_t mlir::nf::getStagedRowBytes(KernelOp kernel, const Schedule &s) {
   return most * s.chunk * s.chunksPerThread * s.threadsPerRow;
 }
 
+/// Whether a chain of `kernel` has a reduction over the row after its first
+/// that reads an operand broadcast over rows.
+static bool anyLaterReductionReadsBroadcast(KernelOp kernel) {
+  ChainAnalysis chains(kernel);
+  for (const Chain &chain : chains.getChains()) {
+    SmallVector<ReduceOp> reductions;
+    for (Operation *op : chain.ops)
+      if (auto reduce = dyn_cast<ReduceOp>(op); reduce && !reduce.getGroup())
+        reductions.push_back(reduce);
+    if (laterReductionReadsBroadcast(reductions))
+      return true;
+  }
+  return false;
+}
+
 /// Whether a cluster row of `kernel` may be staged in shared memory: one
 /// [B, S, D] tensor per chain, read by `nf.load` (what stageRow copies), no
 /// rotary embedding and no group reductions (a chunk is read back by the
-/// thread that copied it).
+/// thread that copied it). Not with `nf.select_load` either: select01's
+/// kernels were not measured staged.
 static bool isStageable(KernelOp kernel, int64_t chunk) {
-  bool selectRow = false, rope = false;
-  kernel.walk([&](Operation *op) {
-    if (auto select = dyn_cast<SelectLoadOp>(op))
-      selectRow |= select.getKind() == BroadcastKind::BSD;
-    rope |= isa<RopeOp>(op);
-  });
-  return countRowInputs(kernel) == 1 && !selectRow && !rope &&
+  bool unmeasured = false;
+  kernel.walk(
+      [&](Operation *op) { unmeasured |= isa<SelectLoadOp, RopeOp>(op); });
+  return countRowInputs(kernel) == 1 && !unmeasured &&
          getGroupLanes(kernel, chunk) == 1;
 }
 
@@ -401,18 +452,21 @@ struct NfSelectSchedulePass
         shared.clusterSize = cluster;
         shared.chunksPerThread =
             llvm::divideCeil(vectors, s.threadsPerRow * cluster);
-        // Staged: a kernel that reads one [B, S, D] tensor, with one
-        // reduction or no operand along the row (RMSNorm, softmax), holds
-        // the cluster's row in shared memory, in CTAs of 256 threads of
-        // twice the chunks (32 KB at most): 32 registers, so occupancy is
-        // bounded by shared memory, and no row element is held across a
-        // reduction. H200, against 512-thread CTAs in registers: softmax
-        // +1.1 to +17.0 points at 20480-98304, RMSNorm +0.4 to +10.6 at 7
-        // of 9 points from 20480 to 131072, -2.9 and -0.3 at 24576 and
-        // 98304 (docs/benchmarks.md, "Cluster rows staged in shared
-        // memory"; staging the 512-thread CTAs instead was mixed).
+        // Staged: a kernel that reads one [B, S, D] tensor and whose later
+        // reductions read no operand along the row (RMSNorm, LayerNorm,
+        // softmax) holds the cluster's row in shared memory, in CTAs of 256
+        // threads of twice the chunks (32 KB at most): 32 registers, so
+        // occupancy is bounded by shared memory, and no row element is held
+        // across a reduction. H200, against 512-thread CTAs in registers
+        // (or LayerNorm's streamed rows past 24576): softmax +1.1 to +17.0
+        // points at 20480-98304, LayerNorm +2.2 to +15.1, RMSNorm +0.4 to
+        // +10.6 at 7 of 9 points from 20480 to 131072, -2.9 and -0.3 at
+        // 24576 and 98304 (docs/benchmarks.md, "Cluster rows staged in
+        // shared memory"; staging the 512-thread CTAs instead was mixed).
+        // The quantizing kernels, whose second reduction reads the weight,
+        // took 55-64 registers staged and spilled.
         bool staged = isStageable(kernel, s.chunk) &&
-                      (!several || getBroadcastBytesPerElement(kernel) == 0);
+                      !anyLaterReductionReadsBroadcast(kernel);
         if (staged) {
           Schedule candidate = shared;
           candidate.staged = true;

@@ -109,6 +109,11 @@ int64_t countRowLoads(const Chain &chain);
 /// the row reads one element of each), summed; 0 if there are none.
 int64_t getBroadcastBytesPerElement(KernelOp kernel);
 
+/// Whether a reduction after the first of `reductions` (one chain's, over
+/// the row) reads an operand broadcast over rows through f32 values
+/// (rmsnorm_quant_fp8's max of |x * rstd * w|); see Schedule.cpp.
+bool laterReductionReadsBroadcast(ArrayRef<ReduceOp> reductions);
+
 /// Bytes of shared memory a CTA of the staged schedule `s` holds its share
 /// of the row in: 16 per chunk of each thread for each [B, S, D] tensor a
 /// chain of `kernel` loads (0 unless `s.staged`).

@@ -88,13 +88,12 @@ nf.kernel @two_inputs_long(%x: tensor<?x?x32768xbf16>, %r: tensor<?x?x32768xbf16
 // -----
 
 // Two reductions over the row (a decomposed LayerNorm: mean, then the
-// variance, then an f32 weight): each waits for the whole cluster. At
-// D = 32768 a CTA of two would hold 4 chunks per thread (two CTAs per SM),
-// and clusters of more than two are for kernels that read two or more
-// [B, S, D] tensors or no operand along the row: streamed.
+// variance, then an f32 weight): one [B, S, D] input, and the second
+// reduction reads no operand along the row, so the row is staged: the
+// fewest CTAs that hold it in 512 x 3 chunks (four), each of 256 threads x
+// 4 chunks in shared memory.
 // CHECK-LABEL: nf.kernel @two_reductions
-// CHECK-NOT: cluster_size
-// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 4, staged = true>]}
 nf.kernel @two_reductions(%x: tensor<?x?x32768xbf16>, %w: tensor<32768xf32>) -> tensor<?x?x32768xbf16> {
   %xb = nf.load %x [B, S, D] : tensor<?x?x32768xbf16>
   %wf = nf.load %w [D] : tensor<32768xf32>
@@ -228,10 +227,11 @@ nf.kernel @two_reductions_two_inputs_family(%x: tensor<?x?x?xbf16>, %r: tensor<?
 // -----
 
 // With an operand along the row (a decomposed LayerNorm's f32 weight) and
-// one [B, S, D] input, D dynamic: the pair is the family's only cluster
-// schedule, then the streamed one, as static Ds get.
+// one [B, S, D] input, D dynamic: staged clusters of 2, 4 and 8 CTAs, then
+// the streamed schedule.
 // CHECK-LABEL: nf.kernel @two_reductions_weight_family
-// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 2>, #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5, cluster_size = 2, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 6, cluster_size = 8, staged = true>, #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
 nf.kernel @two_reductions_weight_family(%x: tensor<?x?x?xbf16>, %w: tensor<?xf32>) -> tensor<?x?x?xbf16> {
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
   %wf = nf.load %w [D] : tensor<?xf32>
@@ -244,4 +244,28 @@ nf.kernel @two_reductions_weight_family(%x: tensor<?x?x?xbf16>, %w: tensor<?xf32
   %y = nf.mul %n, %wf : !nf.row<f32>, !nf.row<f32>
   %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
   nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// A second reduction that reads the weight (rmsnorm_quant_fp8's max of
+// |x * rstd * w|): not staged (it held 55-64 registers staged and spilled).
+// At D = 24576 the pair of 512 x 3 CTAs in registers; at 32768 a cluster
+// of four, which a kernel of one input and an operand along the row does
+// not get: streamed.
+// CHECK-LABEL: nf.kernel @later_reduction_reads_weight
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 2>, #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
+nf.kernel @later_reduction_reads_weight(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %wb = nf.load %w [D] : tensor<?xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %wf = nf.cast %wb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
+  %n = nf.mul %xf, %ms : !nf.row<f32>, f32
+  %y = nf.mul %n, %wf : !nf.row<f32>, !nf.row<f32>
+  %a = nf.abs %y : !nf.row<f32>
+  %m = nf.reduce max %a : !nf.row<f32>
+  %q = nf.div %y, %m : !nf.row<f32>, f32
+  %qb = nf.cast %q : !nf.row<f32> to !nf.row<bf16>
+  nf.return %qb : !nf.row<bf16>
 }
