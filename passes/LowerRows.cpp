@@ -357,7 +357,9 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     // are in flight while earlier ones reduce (a barrier would keep ptxas
     // from hoisting them). So are a peeled variant's, whose reductions
     // branch per chunk (full or not), past which ptxas does not move the
-    // next chunk's loads.
+    // next chunk's loads. A staged row's chunks are all copied into shared
+    // memory here, and every pass reads them back from there (a cluster
+    // CTA holds one row).
     if (stagedRows)
       stageRow(chain, rowChunks[0]);
     else if (group > 1 || peeled) {
