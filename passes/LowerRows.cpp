@@ -545,10 +545,13 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
   // (docs/benchmarks.md, "Recomputing between reductions"). Not where a
   // later reduction reads a broadcast operand (laterReductionReadsBroadcast),
   // except in a cluster, whose schedule was chosen for the registers the
-  // first recomputation frees (Schedule.cpp).
+  // first recomputation frees (Schedule.cpp). A staged row always reads
+  // its chunks back from shared memory (maybeRematerialize).
   bool rematerializeAll =
-      reductions.size() > 1 && sched.recomputesBetweenReductions() &&
-      (sched.clusterSize > 1 || !laterReductionReadsBroadcast(reductions));
+      reductions.size() > 1 &&
+      (stagedRows ||
+       (sched.recomputesBetweenReductions() &&
+        (sched.clusterSize > 1 || !laterReductionReadsBroadcast(reductions))));
   auto neededFrom = [&](size_t first) {
     SmallVector<Value> needed;
     for (ReduceOp later : reductions.drop_front(first))
@@ -559,10 +562,7 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
   };
   for (auto [i, constReduce] : llvm::enumerate(reductions)) {
     ReduceOp reduce = constReduce;
-    if (i > 0 && stagedRows)
-      for (Chunk &chunk : chunks)
-        chunk.cache.clear();
-    else if (i > 0 && rematerializeAll)
+    if (i > 0 && rematerializeAll)
       maybeRematerialize(chunks, neededFrom(i), i - 1);
     Value partial;
     for (Chunk &chunk : chunks) {
@@ -578,10 +578,7 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
   // only: each chunk is computed and stored before the next one's epilogue
   // operands are loaded, so that they are not all live at once.
   if (!hasRope) {
-    if (stagedRows)
-      for (Chunk &chunk : chunks)
-        chunk.cache.clear();
-    else if (reductions.size() == 1 || rematerializeAll)
+    if (reductions.size() == 1 || rematerializeAll)
       maybeRematerialize(chunks, neededFrom(reductions.size()),
                          reductions.size() - 1);
     for (Chunk &chunk : chunks)

@@ -79,6 +79,13 @@ unsigned KernelLowering::liveBits(Chunk &chunk, ArrayRef<Value> needed,
 void KernelLowering::maybeRematerialize(MutableArrayRef<Chunk> chunks,
                                         ArrayRef<Value> needed,
                                         unsigned index) {
+  // A staged row keeps nothing across the reduction: every value is
+  // recomputed from the chunks read back from shared memory.
+  if (stagedRows) {
+    for (Chunk &chunk : chunks)
+      chunk.cache.clear();
+    return;
+  }
   if (!(vectorized || peeled) || hasRope || !sched.isRegisterResident() ||
       chunks.empty() ||
       2 * liveBits(chunks.front(), needed, /*keepAll=*/false) >
