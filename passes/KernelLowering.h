@@ -144,6 +144,10 @@ private:
   Value reduceLanes(Value v, ReduceKind kind, int64_t begin, int64_t count);
   Value combine(ReduceKind kind, Value x, Value y);
   Value allReduce(Value partial, ReduceKind kind, unsigned slot);
+  /// Several reductions of the row at once, in slots firstSlot, firstSlot +
+  /// 1, ...: one shuffle tree of several values, one CTA barrier.
+  SmallVector<Value> allReduce(ArrayRef<Value> partials,
+                               ArrayRef<ReduceKind> kinds, unsigned firstSlot);
   void storeRow(unsigned result, Value value, Chunk &chunk);
   void storePerRowValues(ArrayRef<std::pair<unsigned, Value>> outputs);
   /// The chain's [B, S] results and the per-row values they store.

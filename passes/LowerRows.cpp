@@ -530,6 +530,25 @@ void KernelLowering::emitStreamedRows(
   }
 }
 
+/// Whether `v` is computed from the result of one of `reductions`.
+static bool dependsOnAny(Value v, ArrayRef<ReduceOp> reductions) {
+  DenseSet<Value> results;
+  for (ReduceOp reduce : reductions)
+    results.insert(reduce.getResult());
+  DenseSet<Value> seen;
+  SmallVector<Value> stack{v};
+  while (!stack.empty()) {
+    Value x = stack.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (results.contains(x))
+      return true;
+    if (Operation *op = x.getDefiningOp())
+      llvm::append_range(stack, op->getOperands());
+  }
+  return false;
+}
+
 void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
                              ArrayRef<ReduceOp> reductions,
                              ArrayRef<std::pair<unsigned, Value>> outputs) {
@@ -560,18 +579,34 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
       needed.push_back(output.second);
     return needed;
   };
-  for (auto [i, constReduce] : llvm::enumerate(reductions)) {
-    ReduceOp reduce = constReduce;
+  // Consecutive reductions none of which reads another's result share one
+  // exchange (one shuffle tree of several values, one barrier): a row's
+  // sum of squares and the maximum of |x * w| (nf-factor-row-scalars).
+  for (size_t i = 0; i < reductions.size();) {
+    size_t end = i + 1;
+    while (end < reductions.size() &&
+           !dependsOnAny(ReduceOp(reductions[end]).getInput(),
+                         reductions.slice(i, end - i)))
+      ++end;
     if (i > 0 && rematerializeAll)
       maybeRematerialize(chunks, neededFrom(i), i - 1);
-    Value partial;
-    for (Chunk &chunk : chunks) {
-      Value part = reduceChunk(reduce, chunk);
-      partial = partial ? combine(reduce.getKind(), partial, part) : part;
+    SmallVector<Value> partials;
+    SmallVector<ReduceKind> kinds;
+    for (ReduceOp reduce : reductions.slice(i, end - i)) {
+      Value partial;
+      for (Chunk &chunk : chunks) {
+        Value part = reduceChunk(reduce, chunk);
+        partial = partial ? combine(reduce.getKind(), partial, part) : part;
+      }
+      partials.push_back(partial);
+      kinds.push_back(reduce.getKind());
     }
-    scalars[reduce.getResult()] =
-        allReduce(partial, reduce.getKind(), reductionSlot++);
+    SmallVector<Value> totals = allReduce(partials, kinds, reductionSlot);
+    reductionSlot += end - i;
+    for (size_t k = i; k < end; ++k)
+      scalars[ReduceOp(reductions[k]).getResult()] = totals[k - i];
     evaluateReadyScalars(chain);
+    i = end;
   }
   storePerRowValues(perRowOutputs);
   // Without rotary partners a chunk's results depend on its own elements
@@ -625,9 +660,8 @@ void KernelLowering::stageRow(const Chain &chain,
     Type element = getStorageType(type.getElementType());
     Value ptr = argValue[cast<BlockArgument>(load.getSource()).getArgNumber()];
     Value rowOff = rowOffset(load.getSource(), load.getKind());
-    // A chunk is 16 bytes of the narrowest row type (cluster schedules
-    // have no narrower twins), so a multiple of 16 bytes of this one:
-    // copied 16 bytes at a time, bypassing L1 (.cg).
+    // A multiple of 16 bytes per chunk (hasWholeStagedChunks, checked
+    // before lowering): copied 16 bytes at a time, bypassing L1 (.cg).
     int64_t bytes = element.getIntOrFloatBitWidth() / 8 * sched.chunk;
     assert(bytes % 16 == 0 && "a staged chunk is a multiple of 16 bytes");
     for (auto [k, chunk] : llvm::enumerate(chunks)) {
@@ -739,22 +773,38 @@ Value KernelLowering::reduceChunk(ReduceOp op, Chunk &chunk) {
 }
 
 Value KernelLowering::allReduce(Value partial, ReduceKind kind, unsigned slot) {
+  return allReduce(ArrayRef<Value>{partial}, ArrayRef<ReduceKind>{kind}, slot)
+      .front();
+}
+
+SmallVector<Value> KernelLowering::allReduce(ArrayRef<Value> partials,
+                                             ArrayRef<ReduceKind> kinds,
+                                             unsigned firstSlot) {
+  SmallVector<Value> values(partials);
   // Butterfly among the row's lanes of the warp (lanes of a row are
-  // consecutive and aligned, so xor offsets below T stay inside the row).
+  // consecutive and aligned, so xor offsets below T stay inside the row);
+  // the values of one exchange step by step together, their shuffles
+  // independent.
   int64_t width = std::min<int64_t>(sched.threadsPerRow, 32);
   Value warpWidth = arith::ConstantIntOp::create(b, loc, 32, 32);
   for (int64_t offset = width / 2; offset >= 1; offset /= 2) {
     Value off = arith::ConstantIntOp::create(b, loc, offset, 32);
-    Value other = gpu::ShuffleOp::create(b, loc, partial, off, warpWidth,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult();
-    partial = combine(kind, partial, other);
+    for (size_t i = 0; i < values.size(); ++i) {
+      Value other = gpu::ShuffleOp::create(b, loc, values[i], off, warpWidth,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      values[i] = combine(kinds[i], values[i], other);
+    }
   }
   int64_t warps = sched.threadsPerRow / 32;
   if (warps > 1) {
-    // One slot per reduction and row: a single barrier per reduction.
-    Value base = mul(add(mul(i64c(slot), i64c(sched.rowsPerCta)), rowInCta),
-                     i64c(warps));
+    // One slot per reduction and row, so that no reduction overwrites what
+    // a slower warp still reads of an earlier one; the values of one
+    // exchange share its barrier.
+    auto base = [&](unsigned slot) {
+      return mul(add(mul(i64c(slot), i64c(sched.rowsPerCta)), rowInCta),
+                 i64c(warps));
+    };
     auto toIndex = [&](Value v) {
       return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
     };
@@ -764,31 +814,40 @@ Value KernelLowering::allReduce(Value partial, ReduceKind kind, unsigned slot) {
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      memref::StoreOp::create(b, loc, partial, workgroup,
-                              ValueRange{toIndex(add(base, warpInRow))});
+      for (size_t i = 0; i < values.size(); ++i)
+        memref::StoreOp::create(
+            b, loc, values[i], workgroup,
+            ValueRange{toIndex(add(base(firstSlot + i), warpInRow))});
     }
     gpu::BarrierOp::create(b, loc);
-    Value total;
-    for (int64_t w = 0; w < warps; ++w) {
-      Value part = memref::LoadOp::create(
-          b, loc, workgroup, ValueRange{toIndex(add(base, i64c(w)))});
-      total = total ? combine(kind, total, part) : part;
+    for (size_t i = 0; i < values.size(); ++i) {
+      Value total;
+      for (int64_t w = 0; w < warps; ++w) {
+        Value part = memref::LoadOp::create(
+            b, loc, workgroup,
+            ValueRange{toIndex(add(base(firstSlot + i), i64c(w)))});
+        total = total ? combine(kinds[i], total, part) : part;
+      }
+      values[i] = total;
     }
-    partial = total;
   }
-  if (sched.clusterSize > 1)
-    partial = clusterCombine(partial, kind, slot);
-  if (kind == ReduceKind::Mean || kind == ReduceKind::MeanSq) {
-    // sum * (1 / D), the reciprocal from rcp.approx and one Newton step:
-    // within an ulp of sum / D, without the division subroutine.
-    Value d = arith::UIToFPOp::create(b, loc, b.getF32Type(), rowLength);
-    Value r = callF32("llvm.nvvm.rcp.approx.ftz.f", d);
-    Value err = arith::SubFOp::create(b, loc, f32c(1.0),
-                                      arith::MulFOp::create(b, loc, d, r));
-    r = arith::AddFOp::create(b, loc, r, arith::MulFOp::create(b, loc, r, err));
-    partial = arith::MulFOp::create(b, loc, partial, r);
+  for (size_t i = 0; i < values.size(); ++i) {
+    Value &value = values[i];
+    if (sched.clusterSize > 1)
+      value = clusterCombine(value, kinds[i], firstSlot + i);
+    if (kinds[i] == ReduceKind::Mean || kinds[i] == ReduceKind::MeanSq) {
+      // sum * (1 / D), the reciprocal from rcp.approx and one Newton step:
+      // within an ulp of sum / D, without the division subroutine.
+      Value d = arith::UIToFPOp::create(b, loc, b.getF32Type(), rowLength);
+      Value r = callF32("llvm.nvvm.rcp.approx.ftz.f", d);
+      Value err = arith::SubFOp::create(b, loc, f32c(1.0),
+                                        arith::MulFOp::create(b, loc, d, r));
+      r = arith::AddFOp::create(b, loc, r,
+                                arith::MulFOp::create(b, loc, r, err));
+      value = arith::MulFOp::create(b, loc, value, r);
+    }
   }
-  return partial;
+  return values;
 }
 
 void KernelLowering::storeRow(unsigned result, Value value, Chunk &chunk) {

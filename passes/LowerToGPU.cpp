@@ -74,13 +74,16 @@ LogicalResult KernelLowering::checkSupported() {
         "row fits in registers");
   // A staged row is read back from shared memory chunk by chunk: a rotary
   // partner or a group spanning chunks would need another thread's chunks,
-  // and a static shared buffer holds at most 48 KB.
+  // a static shared buffer holds at most 48 KB, and a chunk is copied 16
+  // bytes at a time.
   if (sched.staged && (hasRope || getGroupLanes(kernel, sched.chunk) > 1 ||
-                       getStagedRowBytes(kernel, sched) > 48 * 1024))
+                       getStagedRowBytes(kernel, sched) > 48 * 1024 ||
+                       !hasWholeStagedChunks(kernel, sched.chunk)))
     return kernel.emitOpError(
         "has a staged schedule, which needs a kernel without rotary "
         "embedding or group reductions whose CTA's share of the row fits in "
-        "48 KB of shared memory");
+        "48 KB of shared memory and whose [B, S, D] inputs take a multiple "
+        "of 16 bytes per chunk");
   return checkGroups();
 }
 
@@ -273,13 +276,33 @@ struct NfLowerToGPUPass : nf::impl::NfLowerToGPUBase<NfLowerToGPUPass> {
       FailureOr<SmallVector<VariantAttr>> variants = getVariants(kernel);
       if (failed(variants))
         return signalPassFailure();
+      // The kernel with its per-row scalars factored out of max-|x|
+      // reductions (factorRowScalars), for the variants whose rows one CTA
+      // holds in registers: there the maximum joins the first reduction's
+      // exchange. In clusters and streamed rows ptxas took 6 to 32
+      // registers more for it, one CTA per SM fewer (H200: -6 to -25
+      // points; docs/benchmarks.md, "Per-row scalars out of the maximum").
+      KernelOp factored = kernel.clone();
+      module.getBody()->push_back(factored);
+      if (!factorRowScalars(factored)) {
+        factored.erase();
+        factored = nullptr;
+      }
       for (VariantAttr variant : *variants) {
         Schedule schedule = Schedule::fromAttr(variant.getSchedule());
-        KernelLowering lowering(kernel, schedule, variant.getVectorized(),
-                                variant.getPeeled(), hasHardwareFp8(chip), b);
-        if (failed(lowering.emit(getVariantFunctionName(kernel, variant))))
+        bool useFactored = factored && schedule.isRegisterResident() &&
+                           schedule.clusterSize == 1;
+        KernelLowering lowering(useFactored ? factored : kernel, schedule,
+                                variant.getVectorized(), variant.getPeeled(),
+                                hasHardwareFp8(chip), b);
+        if (failed(lowering.emit(getVariantFunctionName(kernel, variant)))) {
+          if (factored)
+            factored.erase();
           return signalPassFailure();
+        }
       }
+      if (factored)
+        factored.erase();
     }
   }
 };

@@ -21,6 +21,11 @@ namespace nf {
 /// Patterns that rewrite the composite ops into primitives.
 void populateDecomposePatterns(RewritePatternSet &patterns);
 
+/// The rewrites of -nf-factor-row-scalars on every kernel in `root`;
+/// returns whether any applied. nf-lower-to-gpu applies them to the
+/// variants they pay in.
+bool factorRowScalars(Operation *root);
+
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 

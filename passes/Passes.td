@@ -206,6 +206,60 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
   let dependentDialects = ["::mlir::nf::NfDialect"];
 }
 
+def NfFactorRowScalars : Pass<"nf-factor-row-scalars"> {
+  let summary = "take per-row scalar factors out of max-|x| reductions";
+  let description = [{
+    A quantizing kernel reduces `max |y|` of a normalized row `y = x * rstd
+    * w` to find its scale, then multiplies `y` by `1 / scale`. As written,
+    the maximum waits for `rstd`, the first reduction's result: the row is
+    reduced twice, one exchange after the other. This pass rewrites
+    `reduce max (abs p)`, where `p` is a product (nested `nf.mul`) of f32
+    rows and per-row scalars whose scalars multiply to `s` and rows to `t`,
+    into `|s| * reduce max (abs t)`, and every other use of `p` into
+    `t * s`. Then, `(t * s1) * s2` and `(t * s1) / s2`, `t` a row, `s1` and
+    `s2` per-row scalars and the inner product used once, become
+    `t * (s1 * s2)` and `t * (s1 / s2)`. The lowering then reduces the
+    row's sum of squares and `max |x * w|` in one exchange, and the
+    epilogue multiplies each element once.
+
+    nf-lower-to-gpu applies these rewrites (to a copy of the kernel) for the
+    variants whose rows one CTA holds in registers, and lowers cluster and
+    streamed variants from the kernel as written: there ptxas took 6 to 32
+    registers more for the factored form (docs/Rationale.md). This pass
+    applies them to every kernel, for lit tests and nf-opt pipelines.
+
+    Rounding: products are reassociated, so an element may differ from the
+    unfactored program's in its last f32 bits (the interpreter and the
+    PyTorch fallback compute the unfactored program). The maximum is that
+    of the row the kernel scales: rounding is monotonic, so
+    `max |fl(t * s)| = fl(|s| * max |t|)`. Where `s` is infinite and `t`
+    has both zero and nonzero elements, the maximum is infinite where the
+    unfactored one is NaN; and a product or quotient of per-row scalars
+    beyond the f32 range is infinite even where the row's elements times
+    them one after the other would not be.
+
+    Before:
+    ```mlir
+    %n = nf.mul %x, %rstd : !nf.row<f32>, f32
+    %y = nf.mul %n, %w : !nf.row<f32>
+    %a = nf.abs %y : !nf.row<f32>
+    %amax = nf.reduce max %a : !nf.row<f32>
+    %q = nf.div %y, %scale : !nf.row<f32>, f32
+    ```
+    After:
+    ```mlir
+    %t = nf.mul %x, %w : !nf.row<f32>
+    %a = nf.abs %t : !nf.row<f32>
+    %m = nf.reduce max %a : !nf.row<f32>
+    %r = nf.abs %rstd : f32
+    %amax = nf.mul %m, %r : f32
+    %k = nf.div %rstd, %scale : f32
+    %q = nf.mul %t, %k : !nf.row<f32>, f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::nf::NfDialect"];
+}
+
 def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
   let summary = "lower each scheduled nf.kernel to GPU kernels";
   let description = [{
@@ -222,7 +276,9 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     ranges, so barriers stay uniform). A thread owns chunks `lane`,
     `lane + T`, ... of its row. Reductions accumulate in f32: a partial per
     thread, a butterfly of `gpu.shuffle xor` inside the row's lanes, then a
-    shared-memory step across the warps of a CTA row. LayerNorm's two
+    shared-memory step across the warps of a CTA row; consecutive
+    reductions none of which reads another's result share that exchange
+    (their shuffles interleaved, one barrier). LayerNorm's two
     reductions run as two passes over the register-resident row (a
     `streaming` row is re-read per pass; the streamed general variant of a
     row with one reduction takes 8 elements per thread and iteration, from

@@ -219,6 +219,20 @@ int64_t mlir::nf::getStagedRowBytes(KernelOp kernel, const Schedule &s) {
   return most * s.chunk * s.chunksPerThread * s.threadsPerRow;
 }
 
+bool mlir::nf::hasWholeStagedChunks(KernelOp kernel, int64_t chunk) {
+  bool whole = true;
+  kernel.walk([&](LoadOp load) {
+    if (load.getKind() != BroadcastKind::BSD)
+      return;
+    int64_t bits =
+        getStorageType(
+            cast<RankedTensorType>(load.getSource().getType()).getElementType())
+            .getIntOrFloatBitWidth();
+    whole &= (bits / 8 * chunk) % 16 == 0;
+  });
+  return whole;
+}
+
 /// Whether a chain of `kernel` has a reduction over the row after its first
 /// that reads an operand broadcast over rows.
 static bool anyLaterReductionReadsBroadcast(KernelOp kernel) {
@@ -237,14 +251,18 @@ static bool anyLaterReductionReadsBroadcast(KernelOp kernel) {
 /// Whether a cluster row of `kernel` may be staged in shared memory: one
 /// [B, S, D] tensor per chain, read by `nf.load` (what stageRow copies), no
 /// rotary embedding and no group reductions (a chunk is read back by the
-/// thread that copied it). Not with `nf.select_load` either: select01's
-/// kernels were not measured staged.
+/// thread that copied it), a reduction to hold the row across (without one
+/// nothing is read twice) and whole 16-byte copies per chunk
+/// (hasWholeStagedChunks: dequantize's 4-byte fp8 chunks were copied 16
+/// bytes at a time into misaligned slots). Not with `nf.select_load`
+/// either: select01's kernels were not measured staged.
 static bool isStageable(KernelOp kernel, int64_t chunk) {
   bool unmeasured = false;
   kernel.walk(
       [&](Operation *op) { unmeasured |= isa<SelectLoadOp, RopeOp>(op); });
-  return countRowInputs(kernel) == 1 && !unmeasured &&
-         getGroupLanes(kernel, chunk) == 1;
+  return countRowInputs(kernel) == 1 && countRowReductions(kernel) >= 1 &&
+         !unmeasured && getGroupLanes(kernel, chunk) == 1 &&
+         hasWholeStagedChunks(kernel, chunk);
 }
 
 int64_t mlir::nf::maxPrefetchedValues(int64_t blockSize) {

@@ -119,6 +119,13 @@ bool laterReductionReadsBroadcast(ArrayRef<ReduceOp> reductions);
 /// chain of `kernel` loads (0 unless `s.staged`).
 int64_t getStagedRowBytes(KernelOp kernel, const Schedule &s);
 
+/// Whether every [B, S, D] row `kernel` loads takes a whole number of
+/// 16-byte copies per chunk of `chunk` elements: a staged row is copied
+/// into shared memory 16 bytes at a time (cp.async.cg). A chunk is 16 bytes
+/// of the narrowest float row type, so an 8-bit input (dequantize's fp8
+/// beside f32 rows) may take 4.
+bool hasWholeStagedChunks(KernelOp kernel, int64_t chunk);
+
 /// Most row elements a thread of a general variant (one element per
 /// access) keeps in registers; longer rows are streamed. An element's
 /// index is clamped into the row, and each costs registers.

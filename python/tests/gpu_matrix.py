@@ -74,6 +74,8 @@ def check(kernel, sizes, layout, seed, stats):
     ref = kernel.fallback(*clone(args))
     got = as_tuple(kernel(*args))
     label = f"{kernel.op_name} {sizes} {layout}"
+    if os.environ.get("NF_MATRIX_VERBOSE"):  # the case a crash stopped at
+        print(f"launch {label}", flush=True)
     ok = True
     for i, (g, r) in enumerate(zip(got, ref)):
         meta = kernel.meta.results[i]

@@ -46,7 +46,7 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 // A staged schedule needs a kernel whose CTA's share of the row fits a
 // static shared buffer and whose chunks each thread reads alone: not
 // rotary embedding, not group reductions, at most 48 KB.
-// expected-error@+1 {{'nf.kernel' op has a staged schedule, which needs a kernel without rotary embedding or group reductions whose CTA's share of the row fits in 48 KB of shared memory}}
+// expected-error@+1 {{'nf.kernel' op has a staged schedule, which needs a kernel without rotary embedding or group reductions whose CTA's share of the row fits in 48 KB of shared memory and whose [B, S, D] inputs take a multiple of 16 bytes per chunk}}
 nf.kernel @too_much(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xbf16>
     attributes {nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 8, cluster_size = 2, staged = true>]} {
   %xf = nf.load %x [B, S, D] : tensor<?x?x?xf32>
@@ -55,3 +55,18 @@ nf.kernel @too_much(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xbf16>
   %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
   nf.return %yb : !nf.row<bf16>
 }
+
+// -----
+
+// A chunk of 4 elements (16 bytes of the f32 rows) is 4 bytes of an fp8
+// input: not a whole 16-byte copy.
+// expected-error@+1 {{'nf.kernel' op has a staged schedule, which needs a kernel without rotary embedding or group reductions whose CTA's share of the row fits in 48 KB of shared memory and whose [B, S, D] inputs take a multiple of 16 bytes per chunk}}
+nf.kernel @fp8_chunks(%x: tensor<?x?x?xf8E4M3FN>) -> tensor<?x?x?xf32>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 4, chunks_per_thread = 5, cluster_size = 2, staged = true>]} {
+  %x8 = nf.load %x [B, S, D] : tensor<?x?x?xf8E4M3FN>
+  %xf = nf.cast %x8 : !nf.row<f8E4M3FN> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
+  %y = nf.mul %xf, %ms : !nf.row<f32>, f32
+  nf.return %y : !nf.row<f32>
+}
+

@@ -269,3 +269,30 @@ nf.kernel @later_reduction_reads_weight(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf1
   %qb = nf.cast %q : !nf.row<f32> to !nf.row<bf16>
   nf.return %qb : !nf.row<bf16>
 }
+
+// -----
+
+// Not staged: a kernel without a reduction (nothing is read twice), and an
+// fp8 input beside f32 rows, whose 4-element chunks are 4 bytes of it (the
+// staged copy moves 16 bytes at a time): both hold their rows in registers.
+// CHECK-LABEL: nf.kernel @dequantize_long
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 4, chunks_per_thread = 4, cluster_size = 4>]}
+nf.kernel @dequantize_long(%a: tensor<?x?x32768xf8E4M3FN>)
+    -> tensor<?x?x32768xf32> {
+  %a8 = nf.load %a [B, S, D] : tensor<?x?x32768xf8E4M3FN>
+  %af = nf.cast %a8 : !nf.row<f8E4M3FN> to !nf.row<f32>
+  nf.return %af : !nf.row<f32>
+}
+
+// -----
+
+// CHECK-LABEL: nf.kernel @fp8_rms_long
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 4, chunks_per_thread = 4, cluster_size = 4>]}
+nf.kernel @fp8_rms_long(%a: tensor<?x?x32768xf8E4M3FN>)
+    -> tensor<?x?x32768xf32> {
+  %a8 = nf.load %a [B, S, D] : tensor<?x?x32768xf8E4M3FN>
+  %af = nf.cast %a8 : !nf.row<f8E4M3FN> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %af : !nf.row<f32>
+  %y = nf.mul %af, %ms : !nf.row<f32>, f32
+  nf.return %y : !nf.row<f32>
+}
