@@ -133,6 +133,8 @@ bool mlir::nf::factorRowScalars(Operation *root) {
     if (!factorMaxAbs(reduce))
       continue;
     changed = true;
+    // p no longer has uses, so erasing the reduction does not reach it
+    // (nor any reduction still to come: those are defined after it).
     eraseIfDead(reduce);
     eraseIfDead(p);
   }
@@ -141,12 +143,12 @@ bool mlir::nf::factorRowScalars(Operation *root) {
     if (isa<MulOp, DivOp>(op))
       candidates.push_back(op);
   });
+  // A fold erases `op` and what it alone used, all defined before it: ops
+  // already visited, never one still to come.
   for (Operation *op : candidates) {
-    Operation *inner = op->getOperand(0).getDefiningOp();
     if (foldScalarPair(op)) {
       changed = true;
       eraseIfDead(op);
-      eraseIfDead(inner);
     }
   }
   return changed;
