@@ -94,8 +94,9 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
       thread, which recompute from the narrow row between the reductions,
       and more than two CTAs only where it reads two or more `[B, S, D]`
       tensors or no operand that broadcasts along the row). A kernel that
-      reads one `[B, S, D]` tensor (`nf.load`, no `select_load`) and whose
-      later reductions read no operand along the row (RMSNorm, LayerNorm,
+      reads one `[B, S, D]` tensor (`nf.load`, no `select_load`) in
+      chunks of whole 16-byte copies, has a reduction and whose later
+      reductions read no operand along the row (RMSNorm, LayerNorm,
       softmax) gets a `staged` cluster instead: CTAs of
       256 threads holding twice the chunks in shared memory (asynchronous
       copies at the row's start, read back in each pass), at most 32 KB;
