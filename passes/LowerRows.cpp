@@ -801,10 +801,11 @@ SmallVector<Value> KernelLowering::allReduce(ArrayRef<Value> partials,
     // One slot per reduction and row, so that no reduction overwrites what
     // a slower warp still reads of an earlier one; the values of one
     // exchange share its barrier.
-    auto base = [&](unsigned slot) {
-      return mul(add(mul(i64c(slot), i64c(sched.rowsPerCta)), rowInCta),
-                 i64c(warps));
-    };
+    SmallVector<Value> bases;
+    for (size_t i = 0; i < values.size(); ++i)
+      bases.push_back(
+          mul(add(mul(i64c(firstSlot + i), i64c(sched.rowsPerCta)), rowInCta),
+              i64c(warps)));
     auto toIndex = [&](Value v) {
       return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
     };
@@ -815,17 +816,15 @@ SmallVector<Value> KernelLowering::allReduce(ArrayRef<Value> partials,
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
       for (size_t i = 0; i < values.size(); ++i)
-        memref::StoreOp::create(
-            b, loc, values[i], workgroup,
-            ValueRange{toIndex(add(base(firstSlot + i), warpInRow))});
+        memref::StoreOp::create(b, loc, values[i], workgroup,
+                                ValueRange{toIndex(add(bases[i], warpInRow))});
     }
     gpu::BarrierOp::create(b, loc);
     for (size_t i = 0; i < values.size(); ++i) {
       Value total;
       for (int64_t w = 0; w < warps; ++w) {
         Value part = memref::LoadOp::create(
-            b, loc, workgroup,
-            ValueRange{toIndex(add(base(firstSlot + i), i64c(w)))});
+            b, loc, workgroup, ValueRange{toIndex(add(bases[i], i64c(w)))});
         total = total ? combine(kinds[i], total, part) : part;
       }
       values[i] = total;
