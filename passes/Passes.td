@@ -71,7 +71,10 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
 
     - static D: one schedule, the fewest threads per row (a power of two, at
       most 512: a 1024-thread CTA leaves 64 registers per thread) that hold
-      the row in at most `max-chunks` chunks per thread, and at least the
+      the row in at most `max-chunks` chunks per thread (by default 5 for
+      a kernel that computes much per byte it moves, at least one reduction
+      per two bytes of `[B, S, D]` traffic per element: quantizing kernels,
+      LayerNorm, softmax; else 4), and at least the
       `G / chunk` lanes a group reduction of G elements spans. A row of two
       or more reductions that 512 threads cannot hold, but 1024 threads hold
       in at most 16 elements each (f32 rows of 8193 to 16384), gets 1024
@@ -89,7 +92,7 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
     - a row too long for one CTA's registers: with `max-cluster` > 1 (and
       no rotary embedding) a `cluster` schedule, the fewest CTAs (a power of
       two up to `max-cluster`) of 512 threads that hold the row in at most
-      `max-chunks` chunks per thread, one row per cluster (a kernel with two
+      4 chunks per thread (or `max-chunks` when set), one row per cluster (a kernel with two
       or more reductions over the row: CTAs of at most 24 elements per
       thread, which recompute from the narrow row between the reductions,
       and more than two CTAs only where it reads two or more `[B, S, D]`
@@ -122,8 +125,10 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
            "rows each thread holds at once, their loads issued together "
            "(register-resident schedules; 1 to 8; 0: 2 for rows shorter "
            "than a warp, else 1)">,
-    Option<"maxChunks", "max-chunks", "int64_t", /*default=*/"4",
-           "most 16-byte chunks of a row a thread keeps in registers">,
+    Option<"maxChunks", "max-chunks", "int64_t", /*default=*/"0",
+           "most 16-byte chunks of a row a thread of a one-CTA row keeps in "
+           "registers (0: 5 for a kernel of at least one reduction per two "
+           "bytes of [B, S, D] traffic per element, else 4)">,
     Option<"forceStreaming", "streaming", "bool", /*default=*/"false",
            "stream the row from memory even when D is static">,
     Option<"maxCluster", "max-cluster", "int64_t", /*default=*/"1",

@@ -152,6 +152,58 @@ int64_t mlir::nf::getBroadcastBytesPerElement(KernelOp kernel) {
   return bytes;
 }
 
+/// Bytes of [B, S, D] tensors per row element that `kernel` reads and
+/// writes: its row loads and its row results (an in-place result counts as
+/// read and written).
+static int64_t getRowBytesPerElement(KernelOp kernel) {
+  int64_t bytes = 0;
+  auto add = [&](Type tensor) {
+    bytes += getStorageType(cast<RankedTensorType>(tensor).getElementType())
+                 .getIntOrFloatBitWidth() /
+             8;
+  };
+  kernel.walk([&](Operation *op) {
+    if (auto load = dyn_cast<LoadOp>(op)) {
+      if (load.getKind() == BroadcastKind::BSD)
+        add(load.getSource().getType());
+    } else if (auto select = dyn_cast<SelectLoadOp>(op)) {
+      if (select.getKind() == BroadcastKind::BSD)
+        add(select.getFirst().getType());
+    }
+  });
+  Operation *ret = kernel.getReturn();
+  for (auto [value, type] :
+       llvm::zip(ret->getOperands(), kernel.getResultTypes()))
+    if (isa<RowType>(value.getType()))
+      add(type);
+  return bytes;
+}
+
+/// The most chunks per thread of a one-CTA row when the option leaves it to
+/// the compiler. Four, or five for a kernel of at least one reduction (over
+/// the row or its groups) per two bytes of [B, S, D] traffic per element:
+/// such a kernel is bound by its instructions and its reductions' latency
+/// rather than by DRAM, so a row that fills 5 chunks of fewer threads runs
+/// faster than one that fills 3 of 4 chunks of twice the threads (the
+/// steps of 4 and 3 chunks leave up to a third of the threads' slots
+/// empty). H200, 5 against 4 at D = 1152 to 20480 (docs/benchmarks.md,
+/// "Five chunks per thread"): the per-group FP8 kernel +14 to +23 points,
+/// layernorm_modulate_quant_fp8 +2 to +18, LayerNorm +3 to +9, softmax +2
+/// to +12 where 4 chunks left slots empty (-1 at 640, 1280 and 2560),
+/// rmsnorm_quant_fp8 +2 to +17 (-1.8 at 2240). Kernels at the copy floor
+/// that move more bytes per reduction lost: RMSNorm, fused add + RMSNorm
+/// and seed #2 up to 3.5 points, fused add + RMSNorm + int8 up to 8.5
+/// (72-90 registers: fewer CTAs per SM).
+static int64_t defaultMaxChunks(KernelOp kernel) {
+  int64_t reductions = 0;
+  kernel.walk([&](ReduceOp) { ++reductions; });
+  return 2 * reductions >= getRowBytesPerElement(kernel) ? 5 : 4;
+}
+
+/// The most chunks per thread of a CTA of a cluster row: the measurements
+/// behind the cluster rules were taken at four.
+static constexpr int64_t kClusterMaxChunks = 4;
+
 /// The most [B, S, D] tensors one chain of `kernel` loads.
 static int64_t countRowInputs(KernelOp kernel) {
   ChainAnalysis chains(kernel);
@@ -339,8 +391,8 @@ struct NfSelectSchedulePass
   /// with the schedule a specialization would have (docs/Rationale.md,
   /// "One artifact for every D").
   FailureOr<SmallVector<Schedule>> selectFamily(KernelOp kernel) {
-    if (maxChunks < 1 || maxChunks > 16)
-      return kernel.emitOpError("max-chunks must be 1 to 16, found ")
+    if (maxChunks < 0 || maxChunks > 16)
+      return kernel.emitOpError("max-chunks must be 0 to 16, found ")
              << (int64_t)maxChunks;
     if (!llvm::isPowerOf2_64(maxCluster) || maxCluster > 8)
       return kernel.emitOpError("max-cluster must be 1, 2, 4 or 8, found ")
@@ -357,11 +409,11 @@ struct NfSelectSchedulePass
     // The rule's choice grows with the chunk count, so the next distinct
     // schedule is the one for one chunk past the last one's capacity. No
     // register-resident schedule holds more than a cluster of 512-thread
-    // CTAs or one 1024-thread CTA (both at maxChunks), so the loop ends at
+    // CTAs or one 1024-thread CTA (at their most chunks), so the loop ends at
     // the first streamed schedule, and the one after the loop streams.
     int64_t mostChunks =
         std::max(kMaxRegisterRowThreads * maxCluster, kWideRowThreads) *
-        maxChunks;
+        std::max(rowMaxChunks(kernel), clusterMaxChunks());
     for (int64_t v = 1; v <= mostChunks;
          v = family.back().capacity() / chunk + 1) {
       FailureOr<Schedule> s = select(kernel, v * chunk);
@@ -390,8 +442,18 @@ struct NfSelectSchedulePass
     return family;
   }
 
+  /// The most chunks per thread of a one-CTA row, and of a cluster CTA.
+  int64_t rowMaxChunks(KernelOp kernel) const {
+    return maxChunks > 0 ? (int64_t)maxChunks : defaultMaxChunks(kernel);
+  }
+  int64_t clusterMaxChunks() const {
+    return maxChunks > 0 ? (int64_t)maxChunks : kClusterMaxChunks;
+  }
+
   /// The schedule for rows of `d` elements (std::nullopt: any D).
   FailureOr<Schedule> select(KernelOp kernel, std::optional<int64_t> d) {
+    int64_t rowChunks = rowMaxChunks(kernel);
+    int64_t clusterChunks = clusterMaxChunks();
     Schedule s;
     s.chunk = computeChunkElements(kernel);
     bool streaming = forceStreaming || !d;
@@ -401,14 +463,14 @@ struct NfSelectSchedulePass
       if (threadsPerRow > 0) {
         s.threadsPerRow = threadsPerRow;
       } else {
-        // Fewest threads that keep at most maxChunks chunks per thread:
+        // Fewest threads that keep at most rowChunks chunks per thread:
         // the row lives in registers and a reduction needs few shuffles.
         // At least 16 threads (or one per chunk): short rows such as a
         // 128-wide attention head then take one chunk per thread and
         // several rows share a warp.
         s.threadsPerRow = std::min<int64_t>(16, llvm::PowerOf2Ceil(vectors));
         while (s.threadsPerRow < kMaxRegisterRowThreads &&
-               (int64_t)llvm::divideCeil(vectors, s.threadsPerRow) > maxChunks)
+               (int64_t)llvm::divideCeil(vectors, s.threadsPerRow) > rowChunks)
           s.threadsPerRow *= 2;
       }
       // A group of G elements is reduced across the G / chunk lanes that
@@ -429,8 +491,8 @@ struct NfSelectSchedulePass
       // threads (docs/benchmarks.md, "1024-thread register-resident rows in
       // f32" and the 2026-11-23 trial).
       int64_t wideChunks = llvm::divideCeil(vectors, kWideRowThreads);
-      if (s.chunksPerThread > maxChunks && threadsPerRow == 0 &&
-          countRowReductions(kernel) >= 2 && wideChunks <= maxChunks &&
+      if (s.chunksPerThread > rowChunks && threadsPerRow == 0 &&
+          countRowReductions(kernel) >= 2 && wideChunks <= clusterChunks &&
           wideChunks * s.chunk <= kMaxWideRowElements &&
           getGroupLanes(kernel, s.chunk) <= kWideRowThreads) {
         s.threadsPerRow = kWideRowThreads;
@@ -454,14 +516,14 @@ struct NfSelectSchedulePass
       // of 3, 5, 6 or 7 CTAs (3 chunks per thread at every D) measured slower
       // than 2, 4 and 8 at 14 of 18 points. Not for rotary embedding, whose
       // partner chunks must be in the same CTA.
-      if (s.chunksPerThread > maxChunks && threadsPerRow == 0) {
+      if (s.chunksPerThread > rowChunks && threadsPerRow == 0) {
         bool several = countRowReductions(kernel) > 1;
         int64_t perThread =
             several
                 ? std::min<int64_t>(
-                      maxChunks,
+                      clusterChunks,
                       std::max<int64_t>(1, kMaxRecomputedElements / s.chunk))
-                : (int64_t)maxChunks;
+                : clusterChunks;
         int64_t cluster = llvm::PowerOf2Ceil(
             llvm::divideCeil(vectors, s.threadsPerRow * perThread));
         bool rope = false;

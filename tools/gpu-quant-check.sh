@@ -41,8 +41,8 @@ if [ "$only" = all ] || [ "$only" = check ]; then
   python3 python/tests/gpu_matrix.py gpu-q/roofline > "$out/matrix.log" 2>&1 \
     || status=1
   tail -3 "$out/matrix.log"
-  echo "== memcheck (D = 130, 384, 1028, 4100, 16384)"
-  NF_QUANT_D=130,384,1028,4100,16384 compute-sanitizer --tool memcheck \
+  echo "== memcheck (D = 130, 384, 1028, 1152, 4100, 5120, 16384)"
+  NF_QUANT_D=130,384,1028,1152,4100,5120,16384 compute-sanitizer --tool memcheck \
     --error-exitcode 9 python3 python/tests/gpu_quant.py gpu-q/roofline \
     > "$out/memcheck.log" 2>&1 || status=1
   tail -2 "$out/memcheck.log"

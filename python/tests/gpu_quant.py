@@ -37,8 +37,9 @@ from normfuse.testing import (max_relative_error, mismatch_ok,  # noqa
                               quantized_mismatch, rel_error, relayout,
                               tolerance)
 
-D_SWEEP = [128, 130, 256, 384, 512, 768, 1000, 1024, 1028, 1536, 2048, 2240,
-           3072, 4096, 4100, 5120, 6144, 8192, 12288, 16384]
+D_SWEEP = [128, 130, 256, 384, 512, 640, 768, 1000, 1024, 1028, 1152, 1280,
+           1288, 1536, 2048, 2240, 2560, 2568, 3072, 4096, 4100, 5120, 5128,
+           6144, 8192, 10240, 10248, 12288, 16384, 20480]
 if os.environ.get("NF_QUANT_D"):
     D_SWEEP = [int(d) for d in os.environ["NF_QUANT_D"].split(",")]
 LAYOUTS = ("contiguous", "offset", "padded")

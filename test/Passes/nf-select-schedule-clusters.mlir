@@ -132,12 +132,13 @@ nf.kernel @two_reductions_pair(%x: tensor<?x?x24576xbf16>) -> tensor<?x?x24576xb
 // -----
 
 // The same with D dynamic. Softmax reads one [B, S, D] tensor and no
-// operand along the row, so after the one-CTA schedules come staged
-// clusters of 2, 4 and 8 CTAs of 256 threads x 4 to 6 chunks (bf16:
-// D <= 98304), then streaming.
+// operand along the row, so after the one-CTA schedules (up to 512 x 5: two
+// reductions per 4 bytes of row traffic per element allow five chunks)
+// come staged clusters of 2, 4 and 8 CTAs of 256 threads x 4 to 6 chunks
+// (bf16: D <= 98304), then streaming.
 // CHECK-LABEL: nf.kernel @two_reductions_family
 // CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>,
-// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5, cluster_size = 2, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 6, cluster_size = 2, staged = true>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 4, staged = true>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 6, cluster_size = 4, staged = true>,
@@ -230,7 +231,7 @@ nf.kernel @two_reductions_two_inputs_family(%x: tensor<?x?x?xbf16>, %r: tensor<?
 // one [B, S, D] input, D dynamic: staged clusters of 2, 4 and 8 CTAs, then
 // the streamed schedule.
 // CHECK-LABEL: nf.kernel @two_reductions_weight_family
-// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5, cluster_size = 2, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5>, #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 6, cluster_size = 2, staged = true>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 6, cluster_size = 8, staged = true>, #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
 nf.kernel @two_reductions_weight_family(%x: tensor<?x?x?xbf16>, %w: tensor<?xf32>) -> tensor<?x?x?xbf16> {
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
@@ -254,7 +255,7 @@ nf.kernel @two_reductions_weight_family(%x: tensor<?x?x?xbf16>, %w: tensor<?xf32
 // of four, which a kernel of one input and an operand along the row does
 // not get: streamed.
 // CHECK-LABEL: nf.kernel @later_reduction_reads_weight
-// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 2>, #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 2>, #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
 nf.kernel @later_reduction_reads_weight(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16> {
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
   %wb = nf.load %w [D] : tensor<?xbf16>
