@@ -204,6 +204,15 @@ static int64_t defaultMaxChunks(KernelOp kernel) {
 /// behind the cluster rules were taken at four.
 static constexpr int64_t kClusterMaxChunks = 4;
 
+/// The most chunks per thread of a 512-thread CTA that holds a row alone,
+/// for every kernel: one CTA of 512 x 5 rather than a cluster of two for
+/// bf16 rows of 16385 to 20480. H200, against the cluster (staged for one
+/// input): RMSNorm +6.3 to +14.2 points at 16392-20480, seed #1 +22.5 to
+/// +24.9, fused add + RMSNorm +1.1 to +3.9, seed #2 +1.3 to +2.1, fused
+/// add + RMSNorm + int8 -2.0 to -2.5 (docs/benchmarks.md, "Five chunks per
+/// thread"). Rows that the 1024-thread rule takes keep it.
+static constexpr int64_t kLongRowMaxChunks = 5;
+
 /// The most [B, S, D] tensors one chain of `kernel` loads.
 static int64_t countRowInputs(KernelOp kernel) {
   ChainAnalysis chains(kernel);
@@ -516,7 +525,13 @@ struct NfSelectSchedulePass
       // of 3, 5, 6 or 7 CTAs (3 chunks per thread at every D) measured slower
       // than 2, 4 and 8 at 14 of 18 points. Not for rotary embedding, whose
       // partner chunks must be in the same CTA.
-      if (s.chunksPerThread > rowChunks && threadsPerRow == 0) {
+      // A row that 512 threads hold in kLongRowMaxChunks chunks stays in
+      // one CTA for every kernel (below).
+      int64_t oneCtaChunks =
+          s.threadsPerRow == kMaxRegisterRowThreads && maxChunks == 0
+              ? std::max(rowChunks, kLongRowMaxChunks)
+              : rowChunks;
+      if (s.chunksPerThread > oneCtaChunks && threadsPerRow == 0) {
         bool several = countRowReductions(kernel) > 1;
         int64_t perThread =
             several

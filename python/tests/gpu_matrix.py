@@ -34,20 +34,22 @@ from normfuse.testing import close, equal, make_args, rel_error  # noqa: E402
 # (4-element chunks) families, the first size past it, odd sizes (general
 # variants), multiples of 4 but not 8 (the 8-byte twins of the bf16/f16
 # variants), even sizes not a multiple of 4 (their 4-byte twins, and the
-# 8-byte twins of f32 variants), and rows streamed past 16384 (bf16) / 8192
-# (f32) elements. Odd sizes run the peeled variants in the contiguous and
-# padded layouts (each row's body in 16-byte chunks), the general ones in
-# the offset layout: each peeled bound (capacity - chunk + 1: 1017, 4089,
-# 16377 in bf16; 1021 and 4093 in f32), the sizes just past it, which take
-# the next schedule's peeled variant (1023, 4095, 16383), and odd sizes in
-# between.
+# 8-byte twins of f32 variants), the 5-chunk steps of kernels that compute
+# much per byte (640, 1280, 2560, 5120, 10240 in bf16; 512 x 5 = 20480 for
+# every kernel) and the sizes between steps, and rows past one CTA
+# (clusters, streamed). Odd sizes run the peeled variants in the contiguous
+# and padded layouts (each row's body in 16-byte chunks), the general ones
+# in the offset layout: each peeled bound (capacity - chunk + 1: 1017,
+# 4089, 16377, 20473 in bf16; 1021 and 4093 in f32), the sizes just past
+# it, which take the next schedule's peeled variant (1023, 4095, 16383,
+# 20479), and odd sizes in between.
 ROW_D = [1, 2, 6, 7, 8, 10, 12, 16, 24, 33, 64, 100, 102, 128, 130, 136, 192,
          252, 255, 256, 264, 320, 384, 512, 520, 640, 648, 768, 1000, 1001,
          1017, 1021, 1023, 1024, 1028, 1030, 1152, 1279, 1280, 1288, 1532,
          1536, 2048, 2056, 2240, 2559, 2560, 2568, 3072, 3073, 3074, 3076,
          3840, 4089, 4093, 4095, 4096, 4104, 5120, 5128, 6144, 8191, 8192,
          8200, 10239, 10240, 10248, 12288, 12290, 12292, 16377, 16383, 16384,
-         16392, 20480, 20488, 24576, 32768, 49152, 65536]
+         16392, 20473, 20479, 20480, 20488, 24576, 32768, 49152, 65536]
 if os.environ.get("NF_MATRIX_D"):  # a subset, e.g. under compute-sanitizer
     ROW_D = [int(d) for d in os.environ["NF_MATRIX_D"].split(",")]
 LAYOUTS = ("contiguous", "offset", "padded")

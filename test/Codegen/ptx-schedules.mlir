@@ -13,7 +13,7 @@
 // D left dynamic: the family, one variant per schedule a static D would
 // get (16-byte accesses), each register-resident one with an 8-byte twin
 // (rows of a multiple of 4 elements) and a 4-byte one (even rows), and the
-// general variants for any alignment; rows longer than 512 threads x 4 chunks
+// general variants for any alignment; rows longer than 512 threads x 5 chunks
 // are shared by the CTAs of a cluster (2, 4, 8), then streamed by 1024
 // threads.
 // RUN: nf-compile %s --sm sm_90 --emit=ptx | FileCheck %s --check-prefix=FAMILY
@@ -134,15 +134,17 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 // FAMILY: bar.sync
 // FAMILY-LABEL: .entry rms_v74_cta512x4(
 // FAMILY: .maxntid 512, 1, 1
-// FAMILY-LABEL: .entry rms_v79_cluster256x5c2(
+// FAMILY-LABEL: .entry rms_v78_cta512x5(
+// FAMILY: .maxntid 512, 1, 1
+// FAMILY-LABEL: .entry rms_v83_cluster256x6c2(
 // FAMILY: .reqnctapercluster 2, 1, 1
-// FAMILY-COUNT-5: cp.async.cg.shared.global
-// FAMILY-LABEL: .entry rms_v86_cluster256x8c4(
+// FAMILY-COUNT-6: cp.async.cg.shared.global
+// FAMILY-LABEL: .entry rms_v89_cluster256x8c4(
 // FAMILY: .reqnctapercluster 4, 1, 1
-// FAMILY-LABEL: .entry rms_v90_cluster256x8c8(
+// FAMILY-LABEL: .entry rms_v93_cluster256x8c8(
 // FAMILY: .reqnctapercluster 8, 1, 1
 // FAMILY-COUNT-8: cp.async.cg.shared.global
-// FAMILY-LABEL: .entry rms_v91_streaming1024(
+// FAMILY-LABEL: .entry rms_v94_streaming1024(
 // FAMILY: .maxntid 1024, 1, 1
-// FAMILY-LABEL: .entry rms_g92_streaming1024(
+// FAMILY-LABEL: .entry rms_g95_streaming1024(
 // FAMILY-NOT: .entry

@@ -1,6 +1,7 @@
 // How many chunks a thread of a one-CTA row holds: by default 5 for a
 // kernel of at least one reduction (over the row or its groups) per two
-// bytes of [B, S, D] traffic per element, else 4; `max-chunks` sets it.
+// bytes of [B, S, D] traffic per element, else 4 below 512 threads and 5
+// at 512 (before a cluster); `max-chunks` sets it.
 // RUN: nf-opt %s -split-input-file -nf-select-schedule | FileCheck %s
 // RUN: nf-opt %s -split-input-file -nf-select-schedule=max-chunks=4 | FileCheck %s --check-prefix=FOUR
 // RUN: not nf-opt %s -split-input-file -nf-select-schedule=max-chunks=17 2>&1 | FileCheck %s --check-prefix=BAD
@@ -98,4 +99,22 @@ nf.kernel @add_layernorm_1152(%x: tensor<?x?x1152xbf16>,
   %y = nf.mul %c, %v : !nf.row<f32>, f32
   %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
   nf.return %yb, %ab : !nf.row<bf16>, !nf.row<bf16>
+}
+
+// -----
+
+// RMSNorm at D = 20480 (2560 chunks): 512 threads x 5 in one CTA rather
+// than a cluster or a streamed row; with max-chunks=4 (and no clusters,
+// the pass default), streamed by 1024 threads.
+// CHECK-LABEL: nf.kernel @rmsnorm_20480
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5>]}
+// FOUR-LABEL: nf.kernel @rmsnorm_20480
+// FOUR-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
+nf.kernel @rmsnorm_20480(%x: tensor<?x?x20480xbf16>) -> tensor<?x?x20480xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x20480xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
+  %y = nf.mul %xf, %ms : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
 }

@@ -40,12 +40,13 @@ nf.kernel @static_longer(%x: tensor<?x?x65536xbf16>) -> tensor<?x?x65536xbf16> {
 
 // -----
 
-// D dynamic: after the one-CTA schedules, one per (cluster, chunks) up to
-// 8 staged CTAs x 256 threads x 8 chunks (bf16: D <= 131072), then
-// streaming.
+// D dynamic: after the one-CTA schedules (the last one 512 threads x 5
+// chunks, which every kernel gets before a cluster: D <= 20480 in bf16),
+// one per (cluster, chunks) up to 8 staged CTAs x 256 threads x 8 chunks
+// (bf16: D <= 131072), then streaming.
 // CHECK-LABEL: nf.kernel @any
 // CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>,
-// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5, cluster_size = 2, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 6, cluster_size = 2, staged = true>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 7, cluster_size = 2, staged = true>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 8, cluster_size = 2, staged = true>,
@@ -200,10 +201,12 @@ nf.kernel @two_reductions_two_inputs(%x: tensor<?x?x32768xbf16>, %r: tensor<?x?x
 
 // -----
 
-// The same with D dynamic: after the one-CTA schedules, clusters of 2, 4
-// and 8 CTAs of 2 or 3 chunks (bf16: D <= 98304), then streaming.
+// The same with D dynamic: after the one-CTA schedules (up to 512 x 5),
+// clusters of 2, 4 and 8 CTAs of 2 or 3 chunks (bf16: D <= 98304), then
+// streaming.
 // CHECK-LABEL: nf.kernel @two_reductions_two_inputs_family
 // CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 2>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 2, cluster_size = 4>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, cluster_size = 4>,

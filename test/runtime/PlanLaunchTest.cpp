@@ -626,9 +626,10 @@ TEST_F(FusedTest, SmallestVectorizedVariantThatHoldsTheRow) {
 }
 
 TEST_F(FusedTest, LongRowsShareACluster) {
-  // Past one CTA's registers (bf16: 16384), clusters of 2, 4 and 8 CTAs of
-  // 512 threads share the row; the launch has cluster_size CTAs per row.
-  for (auto [d, cluster] : {std::pair<int64_t, int>{16392, 2},
+  // Past one CTA's registers (bf16: 20480, 512 threads x 5 chunks),
+  // clusters of 2, 4 and 8 CTAs of 512 threads share the row; the launch
+  // has cluster_size CTAs per row.
+  for (auto [d, cluster] : {std::pair<int64_t, int>{20488, 2},
                             {32768, 2},
                             {32776, 4},
                             {65536, 4},
