@@ -122,7 +122,33 @@ struct NfMaterializeVariantsPass
     auto guard = [&](const Schedule &s) -> int64_t {
       return s.isRegisterResident() ? s.capacity() : 0;
     };
-    for (const Schedule &s : schedules) {
+    // The general variant of a schedule: the same threads, one element per
+    // access. With group reductions a thread keeps chunks of consecutive
+    // elements (loaded one by one), so that a group spans as few lanes as
+    // in the vectorized variant.
+    auto generalOf = [&](const Schedule &s) {
+      Schedule g = s;
+      // A cluster schedule's general variant streams its rows with one CTA
+      // of 1024 threads, as the streamed tier after it (the two merge).
+      if (s.clusterSize > 1) {
+        g.clusterSize = 1;
+        g.staged = false;
+        g.threadsPerRow = 1024;
+        g.chunksPerThread = 0;
+      }
+      if (getGroupLanes(kernel, 1) <= 1) {
+        g.chunksPerThread *= g.chunk;
+        g.chunk = 1;
+      }
+      // Clamped indices cost registers (rows of more than
+      // kMaxGeneralElements per thread spilled): longer rows are streamed,
+      // unless their elements are loaded predicated (Schedule.h).
+      if (g.chunksPerThread * g.chunk > kMaxGeneralElements && !needsWholeRow &&
+          !holdsGeneralRowPredicated(kernel, g))
+        g.chunksPerThread = 0;
+      return g;
+    };
+    for (auto [index, s] : llvm::enumerate(schedules)) {
       if (s.isRegisterResident() && staticD && *staticD > s.capacity())
         return kernel.emitOpError("schedule holds ")
                << s.capacity()
@@ -174,34 +200,29 @@ struct NfMaterializeVariantsPass
           (!staticD ||
            (*staticD % s.chunk != 0 && *staticD <= s.capacity() - s.chunk + 1)))
         vectorized.push_back({s, false, s.capacity() - s.chunk + 1, true});
-      // The general variant: the same threads, one element per access. With
-      // group reductions a thread keeps chunks of consecutive elements
-      // (loaded one by one), so that a group spans as few lanes as in the
-      // vectorized variant.
-      Schedule g = s;
-      // A cluster schedule's general variant streams its rows with one CTA
-      // of 1024 threads, as the streamed tier after it (the two merge).
-      if (s.clusterSize > 1) {
-        g.clusterSize = 1;
-        g.staged = false;
-        g.threadsPerRow = 1024;
-        g.chunksPerThread = 0;
-      }
-      if (!groups) {
-        g.chunksPerThread *= g.chunk;
-        g.chunk = 1;
-      }
-      // Clamped indices cost registers (rows of more than
-      // kMaxGeneralElements per thread spilled): longer rows are streamed,
-      // unless their elements are loaded predicated (Schedule.h).
-      if (g.chunksPerThread * g.chunk > kMaxGeneralElements && !needsWholeRow &&
-          !holdsGeneralRowPredicated(kernel, g))
-        g.chunksPerThread = 0;
+      Schedule g = generalOf(s);
       if (needsWholeRow && !g.isRegisterResident())
         return kernel.emitOpError(
             "writes in place and applies rotary embedding, which needs a "
             "register-resident schedule: fix D (nf-compile --dim D=<n>) or "
             "leave the schedule to -nf-select-schedule");
+      // The streamed general variant of a 5-chunk schedule whose next
+      // schedule holds its rows in one CTA too is left out: the rows it
+      // would serve (misaligned, or past the peeled bound) take the next
+      // schedule's peeled or general variant, as before 5-chunk schedules
+      // existed (40 elements per thread stream where 3 and 4 chunks are
+      // held predicated). H200, softmax at D = 1279 / 2559 / 5119 / 10239:
+      // 53 / 53 / 54 / 53% of a copy through the streamed variant, 79 /
+      // 87 / 74 / 66 through the next schedule's (docs/benchmarks.md,
+      // "Five chunks per thread"). The 512 x 5 schedule keeps its own:
+      // after it come clusters, whose general variant streams with 1024
+      // threads.
+      if (!g.isRegisterResident() && s.isRegisterResident() &&
+          s.clusterSize == 1 && s.chunksPerThread > 4 &&
+          index + 1 < schedules.size() &&
+          schedules[index + 1].isRegisterResident() &&
+          schedules[index + 1].clusterSize == 1)
+        continue;
       // A streamed general variant serves the rows of its schedule's
       // tier (any D where the schedule itself streams).
       Entry e{g, false, g.isRegisterResident() ? guard(g) : guard(s)};

@@ -178,7 +178,11 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
       most 256 threads without rotary embedding or groups, at most 32
       elements, each loaded predicated from an unclamped index), else
       streamed; streamed general variants of
-      consecutive schedules with the same threads are one function. In a
+      consecutive schedules with the same threads are one function. A
+      schedule of more than 4 chunks per thread whose next schedule is a
+      one-CTA register-resident one gets no streamed general variant: its
+      misaligned rows and rows past its peeled bound take the next
+      schedule's variants. In a
       kernel with group reductions its chunks stay of consecutive elements
       (loaded one by one), so that a group spans as few lanes as in the
       vectorized variant; vectorized variants whose chunks a group would
