@@ -218,7 +218,7 @@ struct NfMaterializeVariantsPass
       // after it come clusters, whose general variant streams with 1024
       // threads.
       if (!g.isRegisterResident() && s.isRegisterResident() &&
-          s.clusterSize == 1 && s.chunksPerThread > 4 &&
+          s.clusterSize == 1 && s.chunksPerThread > kDefaultMaxChunks &&
           index + 1 < schedules.size() &&
           schedules[index + 1].isRegisterResident() &&
           schedules[index + 1].clusterSize == 1)

@@ -74,7 +74,8 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
       the row in at most `max-chunks` chunks per thread (by default 5 for
       a kernel that computes much per byte it moves, at least one reduction
       per two bytes of `[B, S, D]` traffic per element: quantizing kernels,
-      LayerNorm, softmax; else 4), and at least the
+      LayerNorm, softmax; else 4; 5 for every kernel at 512 threads, before
+      a row goes to a cluster), and at least the
       `G / chunk` lanes a group reduction of G elements spans. A row of two
       or more reductions that 512 threads cannot hold, but 1024 threads hold
       in at most 16 elements each (f32 rows of 8193 to 16384), gets 1024
@@ -92,8 +93,9 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
     - a row too long for one CTA's registers: with `max-cluster` > 1 (and
       no rotary embedding) a `cluster` schedule, the fewest CTAs (a power of
       two up to `max-cluster`) of 512 threads that hold the row in at most
-      4 chunks per thread (or `max-chunks` when set), one row per cluster (a kernel with two
-      or more reductions over the row: CTAs of at most 24 elements per
+      4 chunks per thread (or `max-chunks` when set), one row per cluster (a
+      kernel with two or more reductions over the row: CTAs of at most 24
+      elements per
       thread, which recompute from the narrow row between the reductions,
       and more than two CTAs only where it reads two or more `[B, S, D]`
       tensors or no operand that broadcasts along the row). A kernel that
@@ -128,7 +130,8 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
     Option<"maxChunks", "max-chunks", "int64_t", /*default=*/"0",
            "most 16-byte chunks of a row a thread of a one-CTA row keeps in "
            "registers (0: 5 for a kernel of at least one reduction per two "
-           "bytes of [B, S, D] traffic per element, else 4)">,
+           "bytes of [B, S, D] traffic per element and for every 512-thread "
+           "row, else 4)">,
     Option<"forceStreaming", "streaming", "bool", /*default=*/"false",
            "stream the row from memory even when D is static">,
     Option<"maxCluster", "max-cluster", "int64_t", /*default=*/"1",

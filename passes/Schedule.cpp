@@ -197,12 +197,9 @@ static int64_t getRowBytesPerElement(KernelOp kernel) {
 static int64_t defaultMaxChunks(KernelOp kernel) {
   int64_t reductions = 0;
   kernel.walk([&](ReduceOp) { ++reductions; });
-  return 2 * reductions >= getRowBytesPerElement(kernel) ? 5 : 4;
+  return 2 * reductions >= getRowBytesPerElement(kernel) ? kDefaultMaxChunks + 1
+                                                         : kDefaultMaxChunks;
 }
-
-/// The most chunks per thread of a CTA of a cluster row: the measurements
-/// behind the cluster rules were taken at four.
-static constexpr int64_t kClusterMaxChunks = 4;
 
 /// The most chunks per thread of a 512-thread CTA that holds a row alone,
 /// for every kernel: one CTA of 512 x 5 rather than a cluster of two for
@@ -211,7 +208,7 @@ static constexpr int64_t kClusterMaxChunks = 4;
 /// +24.9, fused add + RMSNorm +1.1 to +3.9, seed #2 +1.3 to +2.1, fused
 /// add + RMSNorm + int8 -2.0 to -2.5 (docs/benchmarks.md, "Five chunks per
 /// thread"). Rows that the 1024-thread rule takes keep it.
-static constexpr int64_t kLongRowMaxChunks = 5;
+static constexpr int64_t kLongRowMaxChunks = kDefaultMaxChunks + 1;
 
 /// The most [B, S, D] tensors one chain of `kernel` loads.
 static int64_t countRowInputs(KernelOp kernel) {
@@ -456,7 +453,8 @@ struct NfSelectSchedulePass
     return maxChunks > 0 ? (int64_t)maxChunks : defaultMaxChunks(kernel);
   }
   int64_t clusterMaxChunks() const {
-    return maxChunks > 0 ? (int64_t)maxChunks : kClusterMaxChunks;
+    // The measurements behind the cluster rules were taken at four.
+    return maxChunks > 0 ? (int64_t)maxChunks : kDefaultMaxChunks;
   }
 
   /// The schedule for rows of `d` elements (std::nullopt: any D).

@@ -30,6 +30,12 @@ struct Chain;
 /// `Schedule::recomputesBetweenReductions`).
 constexpr int64_t kMaxRecomputedElements = 24;
 
+/// Most 16-byte chunks per thread of a row by default: a one-CTA row below
+/// 512 threads of most kernels, and a cluster CTA. Kernels that compute
+/// much per byte, and every 512-thread row, take one more
+/// (`-nf-select-schedule`).
+constexpr int64_t kDefaultMaxChunks = 4;
+
 struct Schedule {
   int64_t threadsPerRow = 1;
   int64_t rowsPerCta = 1;
