@@ -122,32 +122,6 @@ struct NfMaterializeVariantsPass
     auto guard = [&](const Schedule &s) -> int64_t {
       return s.isRegisterResident() ? s.capacity() : 0;
     };
-    // The general variant of a schedule: the same threads, one element per
-    // access. With group reductions a thread keeps chunks of consecutive
-    // elements (loaded one by one), so that a group spans as few lanes as
-    // in the vectorized variant.
-    auto generalOf = [&](const Schedule &s) {
-      Schedule g = s;
-      // A cluster schedule's general variant streams its rows with one CTA
-      // of 1024 threads, as the streamed tier after it (the two merge).
-      if (s.clusterSize > 1) {
-        g.clusterSize = 1;
-        g.staged = false;
-        g.threadsPerRow = 1024;
-        g.chunksPerThread = 0;
-      }
-      if (getGroupLanes(kernel, 1) <= 1) {
-        g.chunksPerThread *= g.chunk;
-        g.chunk = 1;
-      }
-      // Clamped indices cost registers (rows of more than
-      // kMaxGeneralElements per thread spilled): longer rows are streamed,
-      // unless their elements are loaded predicated (Schedule.h).
-      if (g.chunksPerThread * g.chunk > kMaxGeneralElements && !needsWholeRow &&
-          !holdsGeneralRowPredicated(kernel, g))
-        g.chunksPerThread = 0;
-      return g;
-    };
     for (auto [index, s] : llvm::enumerate(schedules)) {
       if (s.isRegisterResident() && staticD && *staticD > s.capacity())
         return kernel.emitOpError("schedule holds ")
@@ -200,7 +174,29 @@ struct NfMaterializeVariantsPass
           (!staticD ||
            (*staticD % s.chunk != 0 && *staticD <= s.capacity() - s.chunk + 1)))
         vectorized.push_back({s, false, s.capacity() - s.chunk + 1, true});
-      Schedule g = generalOf(s);
+      // The general variant: the same threads, one element per access. With
+      // group reductions a thread keeps chunks of consecutive elements
+      // (loaded one by one), so that a group spans as few lanes as in the
+      // vectorized variant.
+      Schedule g = s;
+      // A cluster schedule's general variant streams its rows with one CTA
+      // of 1024 threads, as the streamed tier after it (the two merge).
+      if (s.clusterSize > 1) {
+        g.clusterSize = 1;
+        g.staged = false;
+        g.threadsPerRow = 1024;
+        g.chunksPerThread = 0;
+      }
+      if (!groups) {
+        g.chunksPerThread *= g.chunk;
+        g.chunk = 1;
+      }
+      // Clamped indices cost registers (rows of more than
+      // kMaxGeneralElements per thread spilled): longer rows are streamed,
+      // unless their elements are loaded predicated (Schedule.h).
+      if (g.chunksPerThread * g.chunk > kMaxGeneralElements && !needsWholeRow &&
+          !holdsGeneralRowPredicated(kernel, g))
+        g.chunksPerThread = 0;
       if (needsWholeRow && !g.isRegisterResident())
         return kernel.emitOpError(
             "writes in place and applies rotary embedding, which needs a "

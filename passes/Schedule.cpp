@@ -135,47 +135,49 @@ int64_t mlir::nf::countRowLoads(const Chain &chain) {
   });
 }
 
-int64_t mlir::nf::getBroadcastBytesPerElement(KernelOp kernel) {
+/// Bytes per element of the storage type of a tensor.
+static int64_t getElementBytes(Type tensor) {
+  return getStorageType(cast<RankedTensorType>(tensor).getElementType())
+             .getIntOrFloatBitWidth() /
+         8;
+}
+
+/// Bytes per row element of the tensors `kernel` loads (`nf.load`, and
+/// `nf.select_load` by its first operand) with a broadcast kind `keep`
+/// accepts.
+static int64_t
+getLoadBytesPerElement(KernelOp kernel,
+                       llvm::function_ref<bool(BroadcastKind)> keep) {
   int64_t bytes = 0;
-  auto count = [&](Value tensor, BroadcastKind kind) {
-    if (kind == BroadcastKind::BSD || kind == BroadcastKind::One)
-      return;
-    auto type = cast<RankedTensorType>(tensor.getType());
-    bytes += getStorageType(type.getElementType()).getIntOrFloatBitWidth() / 8;
-  };
   kernel.walk([&](Operation *op) {
-    if (auto load = dyn_cast<LoadOp>(op))
-      count(load.getSource(), load.getKind());
-    else if (auto select = dyn_cast<SelectLoadOp>(op))
-      count(select.getFirst(), select.getKind());
+    if (auto load = dyn_cast<LoadOp>(op)) {
+      if (keep(load.getKind()))
+        bytes += getElementBytes(load.getSource().getType());
+    } else if (auto select = dyn_cast<SelectLoadOp>(op)) {
+      if (keep(select.getKind()))
+        bytes += getElementBytes(select.getFirst().getType());
+    }
   });
   return bytes;
+}
+
+int64_t mlir::nf::getBroadcastBytesPerElement(KernelOp kernel) {
+  return getLoadBytesPerElement(kernel, [](BroadcastKind kind) {
+    return kind != BroadcastKind::BSD && kind != BroadcastKind::One;
+  });
 }
 
 /// Bytes of [B, S, D] tensors per row element that `kernel` reads and
 /// writes: its row loads and its row results (an in-place result counts as
 /// read and written).
 static int64_t getRowBytesPerElement(KernelOp kernel) {
-  int64_t bytes = 0;
-  auto add = [&](Type tensor) {
-    bytes += getStorageType(cast<RankedTensorType>(tensor).getElementType())
-                 .getIntOrFloatBitWidth() /
-             8;
-  };
-  kernel.walk([&](Operation *op) {
-    if (auto load = dyn_cast<LoadOp>(op)) {
-      if (load.getKind() == BroadcastKind::BSD)
-        add(load.getSource().getType());
-    } else if (auto select = dyn_cast<SelectLoadOp>(op)) {
-      if (select.getKind() == BroadcastKind::BSD)
-        add(select.getFirst().getType());
-    }
-  });
+  int64_t bytes = getLoadBytesPerElement(
+      kernel, [](BroadcastKind kind) { return kind == BroadcastKind::BSD; });
   Operation *ret = kernel.getReturn();
   for (auto [value, type] :
        llvm::zip(ret->getOperands(), kernel.getResultTypes()))
     if (isa<RowType>(value.getType()))
-      add(type);
+      bytes += getElementBytes(type);
   return bytes;
 }
 
