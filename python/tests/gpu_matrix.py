@@ -6,7 +6,8 @@
 Every artifact in DIR (row-length examples in bf16/f16/f32 with D dynamic and
 fixed; QK-norm+RoPE examples in bf16/f16) is launched at many sizes and three
 layouts (contiguous; every base pointer one element off, so the general
-variant; rows padded by 8 elements) with hundreds to tens of thousands of
+variant; rows padded by 8 elements), and contiguous again with rows far from
+zero mean that vary along D (ramp_rows), with hundreds to tens of thousands of
 rows, and each output is compared with the kernel's own fallback (the
 PyTorch function nf-compile generated from the same IR, itself checked
 against nf-interp by test/Python/fallback-matches-interp.test) run on the
@@ -71,8 +72,30 @@ def as_tuple(x):
     return x if isinstance(x, tuple) else (x,)
 
 
-def check(kernel, sizes, layout, seed, stats):
+def ramp_rows(args, D):
+    """Rows far from zero mean that differ along D: 20 + a ramp from -4 to 4
+    + noise/2 in every float tensor whose rows have D elements. A reduction
+    that merges partial results (LayerNorm's mean and centred variance in
+    one exchange) then merges partials with different means, which
+    zero-mean noise hardly exercises."""
+    ramp = None
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.dim() >= 1 and \
+                a.shape[-1] == D and a.dtype in FLOAT_ROWS:
+            if ramp is None:
+                ramp = torch.linspace(-4, 4, D, device=a.device) + 20
+            a.copy_(a.float() * 0.5 + ramp)
+    return args
+
+
+FLOAT_ROWS = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def check(kernel, sizes, layout, seed, stats, ramp=False):
     args = make_args(kernel, **sizes, device=DEVICE, seed=seed, layout=layout)
+    if ramp:
+        args = ramp_rows(args, sizes["D"])
+        layout += " ramp"
     before = clone(args)
     ref = kernel.fallback(*clone(args))
     got = as_tuple(kernel(*args))
@@ -136,6 +159,9 @@ def main():
                 sizes["F"] = 4 if sizes["S"] % 4 == 0 else 1
             for layout in LAYOUTS:
                 check(kernel, sizes, layout, seed=n, stats=stats)
+            if not rope:
+                check(kernel, sizes, "contiguous", seed=n, stats=stats,
+                      ramp=True)
         if rope:
             # K with fewer heads than Q in one launch.
             args = make_args(kernel, B=64, S=24, D=128, P=256, device=DEVICE,
