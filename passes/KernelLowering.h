@@ -2,8 +2,7 @@
 //
 // Part of normfuse. The class that lowers one variant of one nf.kernel to a
 // gpu.func, shared by the files that implement it: LowerToGPU.cpp (the
-// kernel, rows, chunks, reductions over the row, stores),
-// LowerMoments.cpp (a mean and a variance in one exchange) and
+// kernel, rows, chunks, reductions over the row, stores) and
 // GroupReductions.cpp (group values). Not a public interface.
 //
 //===----------------------------------------------------------------------===//
@@ -142,11 +141,6 @@ private:
 
   // Reductions and stores.
   Value reduceChunk(ReduceOp op, Chunk &chunk);
-  /// `v`'s elements of `chunk` reduced by `kind`, those outside the row
-  /// masked out.
-  Value reduceChunkValue(Value v, ReduceKind kind, Chunk &chunk);
-  /// 1 / D, within an ulp.
-  Value reciprocalOfRowLength();
   Value reduceLanes(Value v, ReduceKind kind, int64_t begin, int64_t count);
   Value combine(ReduceKind kind, Value x, Value y);
   Value allReduce(Value partial, ReduceKind kind, unsigned slot);
@@ -154,22 +148,6 @@ private:
   /// 1, ...: one shuffle tree of several values, one CTA barrier.
   SmallVector<Value> allReduce(ArrayRef<Value> partials,
                                ArrayRef<ReduceKind> kinds, unsigned firstSlot);
-  // A mean and the mean square of the row centred on it in one exchange
-  // (LowerMoments.cpp).
-  /// Whether reductions[i] and reductions[i + 1] are such a pair, and the
-  /// schedule reduces them together.
-  bool fusesMoments(ArrayRef<ReduceOp> reductions, size_t i);
-  /// Shared-memory slots per row the exchanges of `reductions` take.
-  unsigned exchangeSlots(ArrayRef<ReduceOp> reductions);
-  /// The row's mean and variance about it from the thread's `chunks`, the
-  /// exchange in slots firstSlot to firstSlot + 2; `beforeCentring` is
-  /// called between the warp's sum and its centred pass.
-  std::pair<Value, Value> reduceMoments(ReduceOp mean,
-                                        MutableArrayRef<Chunk> chunks,
-                                        unsigned firstSlot,
-                                        function_ref<void()> beforeCentring);
-  /// 1 / n (rcp.approx) where n > 0, else 0.
-  Value reciprocalOrZero(Value n);
   void storeRow(unsigned result, Value value, Chunk &chunk);
   void storePerRowValues(ArrayRef<std::pair<unsigned, Value>> outputs);
   /// The chain's [B, S] results and the per-row values they store.

@@ -378,7 +378,7 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     for (int64_t g = 0; g < group; ++g) {
       if (g > 0)
         swapRow(rowStates[g]);
-      reductionSlot = g * exchangeSlots(reductions);
+      reductionSlot = g * numReductions;
       SmallVector<Chunk> &chunks = rowChunks[g];
       emitRow(chain, chunks, reductions, outputs);
       if (g > 0)
@@ -590,22 +590,6 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
       ++end;
     if (i > 0 && rematerializeAll)
       maybeRematerialize(chunks, neededFrom(i), i - 1);
-    // A mean and the mean square of the row centred on it: one exchange of
-    // three values (LowerMoments.cpp).
-    if (fusesMoments(reductions, i)) {
-      auto [mean, variance] =
-          reduceMoments(reductions[i], chunks, reductionSlot, [&] {
-            if (rematerializeAll)
-              maybeRematerialize(chunks, neededFrom(i),
-                                 reductions.size() + i);
-          });
-      reductionSlot += 3;
-      scalars[ReduceOp(reductions[i]).getResult()] = mean;
-      scalars[ReduceOp(reductions[i + 1]).getResult()] = variance;
-      evaluateReadyScalars(chain);
-      i += 2;
-      continue;
-    }
     SmallVector<Value> partials;
     SmallVector<ReduceKind> kinds;
     for (ReduceOp reduce : reductions.slice(i, end - i)) {
@@ -756,12 +740,8 @@ Value KernelLowering::reduceLanes(Value v, ReduceKind kind, int64_t begin,
 }
 
 Value KernelLowering::reduceChunk(ReduceOp op, Chunk &chunk) {
-  return reduceChunkValue(evaluate(op.getInput(), chunk), op.getKind(), chunk);
-}
-
-Value KernelLowering::reduceChunkValue(Value v, ReduceKind kind,
-                                       Chunk &chunk) {
-  bool isMax = kind == ReduceKind::Max;
+  Value v = evaluate(op.getInput(), chunk);
+  bool isMax = op.getKind() == ReduceKind::Max;
   Value identity = f32c(isMax ? -std::numeric_limits<double>::infinity() : 0.0);
   // Masked elements contribute the identity (-inf for max, not 0; a masked
   // element of a sum of squares is 0 before it is squared).
@@ -771,14 +751,14 @@ Value KernelLowering::reduceChunkValue(Value v, ReduceKind kind,
                                   /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    scf::YieldOp::create(b, loc, reduceLanes(v, kind, 0, sched.chunk));
+    scf::YieldOp::create(b, loc, reduceLanes(v, op.getKind(), 0, sched.chunk));
     b.setInsertionPointToStart(ifOp.elseBlock());
     SmallVector<Value> valid = peeledValid(chunk);
     Value mask = vector::FromElementsOp::create(
         b, loc, VectorType::get({sched.chunk}, b.getI1Type()), valid);
     scf::YieldOp::create(b, loc,
                          reduceLanes(select(mask, v, splat(identity)),
-                                     kind, 0, sched.chunk));
+                                     op.getKind(), 0, sched.chunk));
     return ifOp.getResult(0);
   }
   if (!vectorized) {
@@ -786,7 +766,7 @@ Value KernelLowering::reduceChunkValue(Value v, ReduceKind kind,
         b, loc, VectorType::get({sched.chunk}, b.getI1Type()), chunk.valid);
     v = select(mask, v, splat(identity));
   }
-  Value sum = reduceLanes(v, kind, 0, sched.chunk);
+  Value sum = reduceLanes(v, op.getKind(), 0, sched.chunk);
   if (vectorized)
     sum = select(chunk.valid[0], sum, identity);
   return sum;
@@ -854,21 +834,19 @@ SmallVector<Value> KernelLowering::allReduce(ArrayRef<Value> partials,
     Value &value = values[i];
     if (sched.clusterSize > 1)
       value = clusterCombine(value, kinds[i], firstSlot + i);
-    if (kinds[i] == ReduceKind::Mean || kinds[i] == ReduceKind::MeanSq)
-      value = arith::MulFOp::create(b, loc, value, reciprocalOfRowLength());
+    if (kinds[i] == ReduceKind::Mean || kinds[i] == ReduceKind::MeanSq) {
+      // sum * (1 / D), the reciprocal from rcp.approx and one Newton step:
+      // within an ulp of sum / D, without the division subroutine.
+      Value d = arith::UIToFPOp::create(b, loc, b.getF32Type(), rowLength);
+      Value r = callF32("llvm.nvvm.rcp.approx.ftz.f", d);
+      Value err = arith::SubFOp::create(b, loc, f32c(1.0),
+                                        arith::MulFOp::create(b, loc, d, r));
+      r = arith::AddFOp::create(b, loc, r,
+                                arith::MulFOp::create(b, loc, r, err));
+      value = arith::MulFOp::create(b, loc, value, r);
+    }
   }
   return values;
-}
-
-Value KernelLowering::reciprocalOfRowLength() {
-  // 1 / D from rcp.approx and one Newton step: within an ulp of it, without
-  // the division subroutine.
-  Value d = arith::UIToFPOp::create(b, loc, b.getF32Type(), rowLength);
-  Value r = callF32("llvm.nvvm.rcp.approx.ftz.f", d);
-  Value err = arith::SubFOp::create(b, loc, f32c(1.0),
-                                    arith::MulFOp::create(b, loc, d, r));
-  return arith::AddFOp::create(b, loc, r,
-                               arith::MulFOp::create(b, loc, r, err));
 }
 
 void KernelLowering::storeRow(unsigned result, Value value, Chunk &chunk) {

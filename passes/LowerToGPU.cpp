@@ -140,22 +140,18 @@ LogicalResult KernelLowering::emit(StringRef name) {
   for (const KernelParam &p : abi)
     paramTypes.push_back(p.type);
 
-  // Reductions over the row per chain, and the shared-memory slots their
-  // exchanges take per row.
-  unsigned maxReductions = 0, maxSlots = 0;
-  for (const Chain &chain : chains.getChains()) {
-    SmallVector<ReduceOp> reductions;
-    for (Operation *op : chain.ops)
-      if (auto reduce = dyn_cast<ReduceOp>(op); reduce && !reduce.getGroup())
-        reductions.push_back(reduce);
-    maxReductions = std::max<unsigned>(maxReductions, reductions.size());
-    maxSlots = std::max(maxSlots, exchangeSlots(reductions));
-  }
+  unsigned maxReductions = 0;
+  for (const Chain &chain : chains.getChains())
+    maxReductions = std::max<unsigned>(
+        maxReductions, llvm::count_if(chain.ops, [](Operation *op) {
+          auto reduce = dyn_cast<ReduceOp>(op);
+          return reduce && !reduce.getGroup();
+        }));
   int64_t warpsPerRow = sched.threadsPerRow / 32;
   SmallVector<Type> workgroupTypes;
   if (warpsPerRow > 1 && maxReductions > 0)
     workgroupTypes.push_back(
-        MemRefType::get({(int64_t)maxSlots * sched.rowsPerThread *
+        MemRefType::get({(int64_t)maxReductions * sched.rowsPerThread *
                          sched.rowsPerCta * warpsPerRow},
                         b.getF32Type(), MemRefLayoutAttrInterface(),
                         gpu::AddressSpaceAttr::get(
