@@ -2,8 +2,9 @@
 //
 // Part of normfuse. The class that lowers one variant of one nf.kernel to a
 // gpu.func, shared by the files that implement it: LowerToGPU.cpp (the
-// kernel, rows, chunks, reductions over the row, stores) and
-// GroupReductions.cpp (group values). Not a public interface.
+// kernel), LowerRows.cpp (rows and their phases), LowerChunks.cpp (chunks),
+// LowerReductions.cpp (reductions over the row, stores), Rematerialize.cpp
+// and GroupReductions.cpp (group values). Not a public interface.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace mlir::nf::lowering {
 
@@ -39,7 +41,10 @@ struct Chunk {
   /// `elements` holds the chunk's indices clamped into the row, for the
   /// operands loaded element by element.
   Value full, first;
-  DenseMap<Value, Value> cache;
+  /// Values computed for the chunk. Insertion-ordered: rematerialization
+  /// walks it, and the IR it emits must not depend on where values are
+  /// allocated.
+  llvm::MapVector<Value, Value> cache;
   /// Staged rows (KernelLowering::stagedRows): the shared-memory address
   /// each [B, S, D] load of the chunk was copied to.
   DenseMap<Value, Value> staged;

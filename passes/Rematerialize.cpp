@@ -102,7 +102,7 @@ void KernelLowering::maybeRematerialize(MutableArrayRef<Chunk> chunks,
       b, loc, b.getI32Type(),
       arith::ShRUIOp::create(b, loc, chainRows[chainIndex], i64c(32 + index)));
   for (Chunk &chunk : chunks) {
-    DenseMap<Value, Value> kept;
+    llvm::MapVector<Value, Value> kept;
     for (auto &[v, value] : chunk.cache) {
       if (!isKeptAcrossReduction(v, value))
         continue;
