@@ -95,10 +95,10 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
       two up to `max-cluster`) of 512 threads that hold the row in at most
       4 chunks per thread (or `max-chunks` when set), one row per cluster (a
       kernel with two or more reductions over the row: CTAs of at most 24
-      elements per
-      thread, which recompute from the narrow row between the reductions,
-      and more than two CTAs only where it reads two or more `[B, S, D]`
-      tensors or no operand that broadcasts along the row). A kernel that
+      elements per thread, which recompute from the narrow row between the
+      reductions, and more than two CTAs only where it reads two or more
+      `[B, S, D]` tensors or no operand that broadcasts along the row). A
+      kernel that
       reads one `[B, S, D]` tensor (`nf.load`, no `select_load`) in
       chunks of whole 16-byte copies, has a reduction and whose later
       reductions read no operand along the row (RMSNorm, LayerNorm,

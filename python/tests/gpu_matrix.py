@@ -72,11 +72,15 @@ def as_tuple(x):
     return x if isinstance(x, tuple) else (x,)
 
 
+FLOAT_ROWS = (torch.float32, torch.float16, torch.bfloat16)
+
+
 def ramp_rows(args, D):
     """Rows far from zero mean that differ along D: 20 + a ramp from -4 to 4
-    + noise/2 in every float tensor whose rows have D elements. A reduction
-    that merges partial results (LayerNorm's mean and centred variance in
-    one exchange) then merges partials with different means, which
+    + noise/2 in every float tensor whose rows have D elements. The partial
+    sums that threads, warps and CTAs merge then differ widely, and a
+    variance is small against the square of the mean (a variance computed
+    as E[x^2] - E[x]^2, or from partials merged wrongly, shows there), which
     zero-mean noise hardly exercises."""
     ramp = None
     for a in args:
@@ -86,9 +90,6 @@ def ramp_rows(args, D):
                 ramp = torch.linspace(-4, 4, D, device=a.device) + 20
             a.copy_(a.float() * 0.5 + ramp)
     return args
-
-
-FLOAT_ROWS = (torch.float32, torch.float16, torch.bfloat16)
 
 
 def check(kernel, sizes, layout, seed, stats, ramp=False):
