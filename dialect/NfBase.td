@@ -160,11 +160,11 @@ def Nf_ScheduleAttr : Nf_Attr<"Schedule", "schedule"> {
     serves rows of N times as many elements, a CTA holds one row
     (`rows_per_cta` = `rows_per_thread` = 1), and each reduction over the row
     is combined across the cluster through distributed shared memory.
-    A `staged` cluster schedule holds its CTA's share of the row in shared
-    memory rather than registers: every thread copies its chunks of each
-    `[B, S, D]` input there with asynchronous copies at the row's start and
-    reads them back in each pass, so no row element is live in registers
-    across a reduction.
+    A `staged` schedule (one row per CTA, or per CTA of a cluster) holds the
+    CTA's share of the row in shared memory rather than registers: every
+    thread copies its chunks of each `[B, S, D]` input there with
+    asynchronous copies at the row's start and reads them back in each
+    pass, so no row element is live in registers across a reduction.
     Parameters left at their default are not printed.
 
     ```mlir

@@ -143,9 +143,10 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << ") holds one register-resident row per CTA: it "
                           "needs chunks_per_thread > 0 and rows_per_cta = "
                           "rows_per_thread = 1";
-  if (staged && clusterSize == 1)
-    return emitError() << "a staged schedule shares its row in a cluster: it "
-                          "needs cluster_size > 1";
+  if (staged && (chunksPerThread == 0 || rowsPerCta != 1 || rowsPerThread != 1))
+    return emitError() << "a staged schedule holds one row per CTA in shared "
+                          "memory: it needs chunks_per_thread > 0 and "
+                          "rows_per_cta = rows_per_thread = 1";
   return success();
 }
 

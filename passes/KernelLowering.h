@@ -222,7 +222,7 @@ private:
   void inlinePtx(ValueRange operands, StringRef ptx, StringRef constraints);
   Value clusterCombine(Value partial, ReduceKind kind, unsigned slot);
 
-  // Staged rows: a cluster variant copies its chunks of every [B, S, D]
+  // Staged rows: a staged variant copies its chunks of every [B, S, D]
   // load into shared memory (cp.async) and reads them back from there in
   // each pass, so that no row element is live in registers across a
   // reduction (LowerRows.cpp, stageRow).

@@ -355,7 +355,7 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     // from hoisting them). So are a peeled variant's, whose reductions
     // branch per chunk (full or not), past which ptxas does not move the
     // next chunk's loads. A staged row's chunks are all copied into shared
-    // memory here, and every pass reads them back from there (a cluster
+    // memory here, and every pass reads them back from there (a staged
     // CTA holds one row).
     if (stagedRows)
       stageRow(chain, rowChunks[0]);

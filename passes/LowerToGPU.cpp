@@ -176,9 +176,9 @@ LogicalResult KernelLowering::emit(StringRef name) {
         Attribute(), /*alignment=*/8, /*addrSpace=*/3);
   }
 
-  // A staged cluster schedule's vectorized variant holds the CTA's share
-  // of each [B, S, D] input in a shared buffer, 16 bytes per chunk of each
-  // thread (the general variant of such a family streams).
+  // A staged schedule's vectorized variant holds the CTA's share of each
+  // [B, S, D] input in a shared buffer, 16 bytes per chunk of each thread
+  // (its twin, peeled and general variants do not: Schedule::unstaged).
   if (sched.staged && vectorized && !peeled) {
     stagedRows = true;
     int64_t bytes = getStagedRowBytes(kernel, sched);

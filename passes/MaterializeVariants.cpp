@@ -144,18 +144,21 @@ struct NfMaterializeVariantsPass
       // access (RMSNorm D = 100: 46% of a copy, 79% with the 8-byte twin).
       // A static D gets the widest that divides it.
       // Not for cluster schedules: such long rows are rarely not a multiple
-      // of the chunk, and the general variant streams them.
+      // of the chunk, and the general variant streams them. A staged
+      // schedule's twins, peeled and general variants hold the row in
+      // registers (Schedule::unstaged), serving no longer rows than it.
+      Schedule held = s.unstaged();
       for (int64_t narrow = s.chunk / 2;
            s.isRegisterResident() && s.clusterSize == 1 && narrow >= 2;
            narrow /= 2) {
         if (!canVectorize(kernel, narrow) ||
             (staticD && *staticD % (2 * narrow) == 0))
           continue;
-        Schedule twin = s;
+        Schedule twin = held;
         twin.chunk = narrow;
         twin.chunksPerThread *= s.chunk / narrow;
         if (groupsFit(twin))
-          vectorized.push_back({twin, true, guard(twin)});
+          vectorized.push_back({twin, true, std::min(guard(twin), guard(s))});
       }
       // The peeled variant: the same threads and chunks, for rows that
       // are not a multiple of the chunk or do not start aligned (odd D, a
@@ -173,17 +176,16 @@ struct NfMaterializeVariantsPass
           s.clusterSize == 1 && s.chunk > 1 && s.capacity() >= 16 * s.chunk &&
           (!staticD ||
            (*staticD % s.chunk != 0 && *staticD <= s.capacity() - s.chunk + 1)))
-        vectorized.push_back({s, false, s.capacity() - s.chunk + 1, true});
+        vectorized.push_back({held, false, s.capacity() - s.chunk + 1, true});
       // The general variant: the same threads, one element per access. With
       // group reductions a thread keeps chunks of consecutive elements
       // (loaded one by one), so that a group spans as few lanes as in the
       // vectorized variant.
-      Schedule g = s;
+      Schedule g = held;
       // A cluster schedule's general variant streams its rows with one CTA
       // of 1024 threads, as the streamed tier after it (the two merge).
       if (s.clusterSize > 1) {
         g.clusterSize = 1;
-        g.staged = false;
         g.threadsPerRow = 1024;
         g.chunksPerThread = 0;
       }
@@ -214,14 +216,15 @@ struct NfMaterializeVariantsPass
       // after it come clusters, whose general variant streams with 1024
       // threads.
       if (!g.isRegisterResident() && s.isRegisterResident() &&
-          s.clusterSize == 1 && s.chunksPerThread > kDefaultMaxChunks &&
+          s.clusterSize == 1 && held.chunksPerThread > kDefaultMaxChunks &&
           index + 1 < schedules.size() &&
           schedules[index + 1].isRegisterResident() &&
           schedules[index + 1].clusterSize == 1)
         continue;
       // A streamed general variant serves the rows of its schedule's
       // tier (any D where the schedule itself streams).
-      Entry e{g, false, g.isRegisterResident() ? guard(g) : guard(s)};
+      Entry e{g, false,
+              g.isRegisterResident() ? std::min(guard(g), guard(s)) : guard(s)};
       // Streamed general variants of consecutive tiers with the same
       // threads are one function, serving both tiers.
       if (!g.isRegisterResident() && !general.empty() &&

@@ -79,7 +79,13 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
       `G / chunk` lanes a group reduction of G elements spans. A row of two
       or more reductions that 512 threads cannot hold, but 1024 threads hold
       in at most 16 elements each (f32 rows of 8193 to 16384), gets 1024
-      threads. Under 32 threads
+      threads. A kernel that reads one `[B, S, D]` tensor in whole
+      16-byte copies per chunk, reduces it twice or more and loads no
+      operand along the row (softmax) holds a row that 512 threads would
+      hold in 32 or more elements each (16-bit rows of 12289 to 16384)
+      `staged` in 256 threads instead: each copies its chunks into shared
+      memory (at most 32 KB per CTA) and reads them back in each pass.
+      Under 32 threads
       several rows share a warp (`multi_row`); 32 is one warp per row
       (`warp`); more is one CTA per row with a shared-memory step (`cta`).
     - dynamic D: a *family*, the schedule a static D would get for every

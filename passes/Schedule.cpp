@@ -308,7 +308,7 @@ static bool anyLaterReductionReadsBroadcast(KernelOp kernel) {
   return false;
 }
 
-/// Whether a cluster row of `kernel` may be staged in shared memory: one
+/// Whether a row of `kernel` may be staged in shared memory: one
 /// [B, S, D] tensor per chain, read by `nf.load` (what stageRow copies), no
 /// rotary embedding and no group reductions (a chunk is read back by the
 /// thread that copied it), a reduction to hold the row across (without one
@@ -363,6 +363,17 @@ static constexpr int64_t kMaxWideRowElements = 16;
 /// 512-thread CTA in registers (8: 32 KB of one [B, S, D] tensor per CTA).
 static constexpr int64_t kStagedRowThreads = 256;
 static constexpr int64_t kMaxStagedRowBytes = 32 * 1024;
+
+Schedule Schedule::unstaged() const {
+  Schedule s = *this;
+  s.staged = false;
+  if (staged && clusterSize == 1) {
+    s.threadsPerRow = kMaxRegisterRowThreads;
+    s.chunksPerThread =
+        llvm::divideCeil(chunksPerThread * threadsPerRow, s.threadsPerRow);
+  }
+  return s;
+}
 
 namespace {
 struct NfSelectSchedulePass
@@ -584,6 +595,33 @@ struct NfSelectSchedulePass
         } else {
           streaming = tooLong = true;
         }
+      }
+      // A one-CTA row that 512 threads hold in 32 or more elements each
+      // (ptxas: 64 registers, two CTAs per SM) of a kernel that reads one
+      // [B, S, D] tensor, reduces it twice or more and reads no operand
+      // along the row (softmax; 16-bit rows of 12289 to 16384): staged in
+      // 256 threads, as a cluster CTA is (above), 32-40 registers and up to
+      // seven CTAs per SM. H200, against 512 x 4 in registers: softmax +9.3
+      // / +9.4 / +3.0 / +3.0 points at 13312 / 14336 / 15000 / 16384
+      // (docs/benchmarks.md, "One-CTA rows staged in shared memory"). Not
+      // where it lost: at 512 x 3 and below (24 elements, 40 registers;
+      // softmax -2 to -4 at 6144-12288), at 512 x 5 (40 KB; -2.8 / -3.4 at
+      // 18432 / 20480), nor for kernels with a [D] or [B, 1, D] operand:
+      // LayerNorm (f32 weight and bias) lost 2.6 at 16384 and 4 at
+      // 6144-10240 (not profiled: the shared buffers take L1 space the
+      // operands' hits came from, a guess).
+      if (!streaming && s.clusterSize == 1 && threadsPerRow == 0 &&
+          maxChunks == 0 && rowsPerCta <= 1 && rowsPerThread <= 1 &&
+          s.threadsPerRow == kMaxRegisterRowThreads &&
+          s.chunksPerThread * s.chunk >= 32 &&
+          getBroadcastBytesPerElement(kernel) == 0 &&
+          countRowReductions(kernel) >= 2 && isStageable(kernel, s.chunk)) {
+        Schedule staged = s;
+        staged.staged = true;
+        staged.threadsPerRow = kStagedRowThreads;
+        staged.chunksPerThread = llvm::divideCeil(vectors, kStagedRowThreads);
+        if (getStagedRowBytes(kernel, staged) <= kMaxStagedRowBytes)
+          s = staged;
       }
     }
     // Streamed rows: 256 threads, measured best for a dynamic D at

@@ -48,8 +48,9 @@ struct Schedule {
   /// CTAs of a thread-block cluster that share one row (1: none): each
   /// holds `threadsPerRow * chunksPerThread` of the row's chunks.
   int64_t clusterSize = 1;
-  /// A cluster schedule whose CTAs hold their share of the row in shared
-  /// memory (asynchronous copies) rather than registers.
+  /// A schedule whose CTAs (one row each, alone or in a cluster) hold
+  /// their share of the row in shared memory (asynchronous copies) rather
+  /// than registers.
   bool staged = false;
 
   int64_t blockSize() const { return threadsPerRow * rowsPerCta; }
@@ -73,6 +74,13 @@ struct Schedule {
   int64_t capacity() const {
     return threadsPerRow * chunksPerThread * chunk * clusterSize;
   }
+
+  /// The schedule that holds the rows of this one in registers: itself
+  /// unless staged; a staged one-CTA row's in 512 threads, as chosen before
+  /// staging (its twin, peeled and general variants: the lowering stages
+  /// only whole 16-byte chunks of rows that start aligned). A staged
+  /// cluster schedule's general variant streams (MaterializeVariants).
+  Schedule unstaged() const;
 
   ScheduleAttr toAttr(MLIRContext *ctx) const;
   static Schedule fromAttr(ScheduleAttr attr);

@@ -66,8 +66,13 @@ module attributes {s = #nf.schedule<threads_per_row = 256, rows_per_cta = 2, chu
 
 // -----
 
-// expected-error@+1 {{a staged schedule shares its row in a cluster: it needs cluster_size > 1}}
-module attributes {s = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 8, staged = true>} {}
+// expected-error@+1 {{a staged schedule holds one row per CTA in shared memory: it needs chunks_per_thread > 0 and rows_per_cta = rows_per_thread = 1}}
+module attributes {s = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0, staged = true>} {}
+
+// -----
+
+// expected-error@+1 {{a staged schedule holds one row per CTA in shared memory}}
+module attributes {s = #nf.schedule<threads_per_row = 128, rows_per_cta = 2, chunk = 8, chunks_per_thread = 8, staged = true>} {}
 
 // -----
 

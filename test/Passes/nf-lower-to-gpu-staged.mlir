@@ -70,3 +70,39 @@ nf.kernel @fp8_chunks(%x: tensor<?x?x?xf8E4M3FN>) -> tensor<?x?x?xf32>
   nf.return %y : !nf.row<f32>
 }
 
+
+// -----
+
+// A staged one-CTA schedule (softmax, nf-select-schedule-staged.mlir): 256
+// threads hold a row of up to 14336 bf16 in 7 chunks each, copied into a
+// 28 KB shared buffer; no cluster. Its twins (8- and 4-byte chunks) and
+// its peeled variant hold the row in 512 threads' registers
+// (Schedule::unstaged), up to the staged schedule's 14336 elements; the
+// general variant streams.
+// CHECK: llvm.mlir.global internal @softmax_v0_cta256x7_stage() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<28672 x i8>
+// CHECK: gpu.func @softmax_v0_cta256x7(
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK-NOT: cluster
+// CHECK-COUNT-7: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK: gpu.return
+// CHECK: gpu.func @softmax_v1_cta512x8(
+// CHECK-SAME: known_block_size = array<i32: 512, 1, 1>
+// CHECK-NOT: nvvm.cp.async
+// CHECK: gpu.func @softmax_p4_cta512x4(
+// CHECK-SAME: known_block_size = array<i32: 512, 1, 1>
+// CHECK-NOT: nvvm.cp.async
+// CHECK: gpu.return
+nf.kernel @softmax(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 7, staged = true>]} {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %m = nf.reduce max %xf : !nf.row<f32>
+  %c = nf.sub %xf, %m : !nf.row<f32>, f32
+  %e = nf.exp %c : !nf.row<f32>
+  %s = nf.reduce sum %e : !nf.row<f32>
+  %y = nf.div %e, %s : !nf.row<f32>, f32
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}

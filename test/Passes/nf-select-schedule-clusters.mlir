@@ -134,11 +134,14 @@ nf.kernel @two_reductions_pair(%x: tensor<?x?x24576xbf16>) -> tensor<?x?x24576xb
 
 // The same with D dynamic. Softmax reads one [B, S, D] tensor and no
 // operand along the row, so after the one-CTA schedules (up to 512 x 5: two
-// reductions per 4 bytes of row traffic per element allow five chunks)
+// reductions per 4 bytes of row traffic per element allow five chunks; the
+// rows 512 x 4 would hold staged in 256 threads, nf-select-schedule-staged.mlir)
 // come staged clusters of 2, 4 and 8 CTAs of 256 threads x 4 to 6 chunks
 // (bf16: D <= 98304), then streaming.
 // CHECK-LABEL: nf.kernel @two_reductions_family
-// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 7, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 8, staged = true>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 6, cluster_size = 2, staged = true>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 4, staged = true>,
