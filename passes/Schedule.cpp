@@ -608,8 +608,8 @@ struct NfSelectSchedulePass
       // softmax -2 to -4 at 6144-12288), at 512 x 5 (40 KB; -2.8 / -3.4 at
       // 18432 / 20480), nor for kernels with a [D] or [B, 1, D] operand:
       // LayerNorm (f32 weight and bias) lost 2.6 at 16384 and 4 at
-      // 6144-10240 (not profiled: the shared buffers take L1 space the
-      // operands' hits came from, a guess).
+      // 6144-10240: the shared buffers take the L1 that held the operands
+      // (ncu at 16384: L1 hit rate 77.9 -> 39.6%, their reads go to L2).
       if (!streaming && s.clusterSize == 1 && threadsPerRow == 0 &&
           maxChunks == 0 && rowsPerCta <= 1 && rowsPerThread <= 1 &&
           s.threadsPerRow == kMaxRegisterRowThreads &&
