@@ -27,7 +27,8 @@ std::string mlir::nf::getPtxasPath(StringRef cudaPath) {
 
 LogicalResult mlir::nf::runPtxas(StringRef cudaPath, StringRef ptx,
                                  StringRef arch, bool verbose,
-                                 std::string &cubinOut, std::string &log) {
+                                 std::string &cubinOut, std::string &log,
+                                 int threads) {
   std::string ptxas = getPtxasPath(cudaPath);
   if (!sys::fs::can_execute(ptxas)) {
     log = "ptxas not found at '" + ptxas + "'";
@@ -48,6 +49,11 @@ LogicalResult mlir::nf::runPtxas(StringRef cudaPath, StringRef ptx,
   SmallVector<StringRef> args = {ptxas, "-arch", arch, "-o", cubinPath};
   if (verbose)
     args.push_back("-v");
+  std::string threadCount = std::to_string(threads);
+  if (threads != 1) {
+    args.push_back("-split-compile");
+    args.push_back(threadCount);
+  }
   args.push_back(ptxPath);
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
                                           StringRef(logPath)};
@@ -62,6 +68,9 @@ LogicalResult mlir::nf::runPtxas(StringRef cudaPath, StringRef ptx,
   sys::fs::remove(ptxPath);
   sys::fs::remove(cubinPath);
   sys::fs::remove(logPath);
+  // A ptxas older than -split-compile rejects the option, not the PTX.
+  if (rc != 0 && threads != 1 && StringRef(log).contains("split-compile"))
+    return runPtxas(cudaPath, ptx, arch, verbose, cubinOut, log, 1);
   if (rc != 0) {
     if (!execError.empty())
       log += execError;
@@ -140,6 +149,105 @@ StringMap<int64_t> mlir::nf::readMaxThreads(StringRef ptx) {
       entry.clear();
     }
   }
+  return result;
+}
+
+namespace {
+/// Where one `.entry` function lies in a PTX text (byte offsets).
+struct EntrySpan {
+  StringRef name;
+  size_t begin = 0; ///< start of the `.entry` line
+  size_t body = 0;  ///< start of the line that opens the body (`{`)
+  size_t end = 0;   ///< just past the line that closes the body
+};
+} // namespace
+
+/// The entry functions of `ptx`, in order. A function's body ends where its
+/// braces balance again (inline assembly opens and closes blocks of its own,
+/// some of them at the start of a line); `//` comments are skipped.
+static SmallVector<EntrySpan> findEntries(StringRef ptx) {
+  SmallVector<EntrySpan> entries;
+  std::optional<EntrySpan> current;
+  int depth = 0;
+  size_t pos = 0;
+  while (pos < ptx.size()) {
+    size_t eol = ptx.find('\n', pos);
+    size_t next = eol == StringRef::npos ? ptx.size() : eol + 1;
+    StringRef line = ptx.slice(pos, next);
+    StringRef code = line.split("//").first;
+    if (!current) {
+      // ".visible .entry name(" or ".entry name(".
+      size_t at = code.find(".entry ");
+      if (at != StringRef::npos) {
+        current = EntrySpan();
+        current->name = code.substr(at + 7).split('(').first.trim();
+        current->begin = pos;
+      }
+    } else {
+      for (char c : code) {
+        if (c == '{') {
+          if (depth++ == 0 && !current->body)
+            current->body = pos;
+        } else if (c == '}') {
+          --depth;
+        }
+      }
+      if (current->body && depth == 0) {
+        current->end = next;
+        entries.push_back(*current);
+        current.reset();
+      }
+    }
+    pos = next;
+  }
+  return entries;
+}
+
+LogicalResult mlir::nf::setMinCtasPerSm(std::string &ptx, StringRef name,
+                                        int64_t ctas) {
+  for (const EntrySpan &entry : findEntries(ptx)) {
+    if (entry.name != name)
+      continue;
+    // The directives are the lines between the parameter list's `)` and
+    // the body's `{`.
+    size_t params = StringRef(ptx).substr(0, entry.body).rfind(")\n");
+    if (params == StringRef::npos || params < entry.begin)
+      return failure();
+    size_t first = params + 2;
+    SmallVector<std::string> directives;
+    SmallVector<StringRef> lines;
+    StringRef(ptx).slice(first, entry.body).split(lines, '\n', -1, false);
+    size_t insertAt = 0;
+    for (StringRef line : lines) {
+      if (line.starts_with(".minnctapersm"))
+        continue;
+      directives.push_back(line.str());
+      if (line.starts_with(".reqntid") || line.starts_with(".maxntid"))
+        insertAt = directives.size();
+    }
+    if (ctas > 0)
+      directives.insert(directives.begin() + insertAt,
+                        ".minnctapersm " + std::to_string(ctas));
+    std::string block;
+    for (const std::string &line : directives)
+      block += line + "\n";
+    ptx.replace(first, entry.body - first, block);
+    return success();
+  }
+  return failure();
+}
+
+std::string mlir::nf::selectEntries(StringRef ptx,
+                                    const llvm::StringSet<> &keep) {
+  std::string result;
+  size_t pos = 0;
+  for (const EntrySpan &entry : findEntries(ptx)) {
+    result += ptx.slice(pos, entry.begin);
+    if (keep.contains(entry.name))
+      result += ptx.slice(entry.begin, entry.end);
+    pos = entry.end;
+  }
+  result += ptx.substr(pos);
   return result;
 }
 

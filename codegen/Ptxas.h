@@ -12,6 +12,7 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <string>
 
@@ -35,9 +36,14 @@ std::string getPtxasPath(StringRef cudaPath);
 
 /// Assembles `ptx` for `arch` with the toolkit's ptxas (`-v` when `verbose`).
 /// `log` receives what ptxas printed (or why it could not run), `cubin` the
-/// object on success.
+/// object on success. `threads` other than 1 lets ptxas assemble functions
+/// on that many threads (0: one per CPU; `-split-compile`, ptxas 12.4 on,
+/// retried on one thread where ptxas refuses): its reports are the same,
+/// but the cubin's bytes change from run to run, so an artifact's cubin is
+/// assembled on one.
 LogicalResult runPtxas(StringRef cudaPath, StringRef ptx, StringRef arch,
-                       bool verbose, std::string &cubin, std::string &log);
+                       bool verbose, std::string &cubin, std::string &log,
+                       int threads = 1);
 
 /// Reads the per-function lines of a `ptxas -v` log, in the order ptxas
 /// printed them. Functions without a "Used N registers" line are left out.
@@ -46,6 +52,21 @@ SmallVector<PtxasFunctionInfo> parsePtxasLog(StringRef log);
 /// The `.maxntid` x extent of each `.entry` in `ptx` (entries without one
 /// are left out).
 llvm::StringMap<int64_t> readMaxThreads(StringRef ptx);
+
+/// Sets the `.minnctapersm` directive of the `.entry` named `name` in `ptx`
+/// to `ctas` (0 removes it), on the line where the NVPTX backend prints it
+/// for an nvvm.minctasm attribute: after `.reqntid`/`.maxntid`, before
+/// `.maxnreg` and the cluster directives. The directive only asks ptxas for
+/// an occupancy, so editing it gives the PTX that recompiling with the
+/// attribute would (nf-compile --avoid-spills relies on this instead of
+/// running the LLVM backend again per round). Fails where `ptx` has no such
+/// entry.
+LogicalResult setMinCtasPerSm(std::string &ptx, StringRef name, int64_t ctas);
+
+/// `ptx` with only the `.entry` functions named in `keep`: everything outside
+/// entry functions (the header, module-scope declarations) is kept, so that
+/// ptxas can assemble a few functions of a large module on their own.
+std::string selectEntries(StringRef ptx, const llvm::StringSet<> &keep);
 
 /// How many CTAs of `blockSize` threads fit on one SM of `chip` when each
 /// thread holds `registers` registers: the register file (64K 32-bit

@@ -77,4 +77,73 @@ TEST(Ptxas, ResidentCtas) {
   EXPECT_EQ(residentCtasPerSm("sm_90", 255, 1024), 1);
 }
 
+// Two entries as the NVPTX backend prints them; the second has inline
+// assembly whose block closes at the start of a line, and a cluster.
+static const char *kTwoEntries = ".version 8.1\n"
+                                 ".target sm_90\n"
+                                 ".address_size 64\n"
+                                 "\n"
+                                 "\t// .globl\ta\n"
+                                 ".visible .entry a(\n"
+                                 "\t.param .u64 a_param_0\n"
+                                 ")\n"
+                                 ".maxntid 256, 1, 1\n"
+                                 "{\n"
+                                 "\tret;\n"
+                                 "\n"
+                                 "}\n"
+                                 "\t// .globl\tb\n"
+                                 ".visible .entry b(\n"
+                                 "\t.param .u64 b_param_0\n"
+                                 ")\n"
+                                 ".maxntid 512, 1, 1\n"
+                                 ".minnctapersm 2\n"
+                                 ".explicitcluster\n"
+                                 ".reqnctapercluster 2, 1, 1\n"
+                                 "{\n"
+                                 "\t// begin inline asm\n"
+                                 "\t{\n"
+                                 ".reg .pred p;\n"
+                                 "}\n"
+                                 "\t// end inline asm\n"
+                                 "\tret;\n"
+                                 "\n"
+                                 "}\n";
+
+TEST(Ptxas, SetsMinCtasPerSmWhereTheBackendPrintsIt) {
+  std::string ptx = kTwoEntries;
+  ASSERT_TRUE(succeeded(setMinCtasPerSm(ptx, "a", 3)));
+  EXPECT_NE(ptx.find(".maxntid 256, 1, 1\n.minnctapersm 3\n{\n"),
+            std::string::npos);
+  // Replaced, before the cluster directives.
+  ASSERT_TRUE(succeeded(setMinCtasPerSm(ptx, "b", 4)));
+  EXPECT_NE(ptx.find(".maxntid 512, 1, 1\n.minnctapersm 4\n"
+                     ".explicitcluster\n"),
+            std::string::npos);
+  EXPECT_EQ(ptx.find(".minnctapersm 2"), std::string::npos);
+  // Removed: back to the original text.
+  ASSERT_TRUE(succeeded(setMinCtasPerSm(ptx, "a", 0)));
+  ASSERT_TRUE(succeeded(setMinCtasPerSm(ptx, "b", 2)));
+  EXPECT_EQ(ptx, kTwoEntries);
+  EXPECT_TRUE(failed(setMinCtasPerSm(ptx, "c", 2)));
+  EXPECT_EQ(ptx, kTwoEntries);
+}
+
+TEST(Ptxas, SelectsEntries) {
+  llvm::StringSet<> onlyB, none;
+  onlyB.insert("b");
+  std::string b = selectEntries(kTwoEntries, onlyB);
+  EXPECT_EQ(b.find(".entry a("), std::string::npos);
+  EXPECT_NE(b.find(".version 8.1\n.target sm_90\n"), std::string::npos);
+  // The inline assembly's `}` does not end b early.
+  EXPECT_NE(b.find("// end inline asm\n\tret;\n\n}\n"), std::string::npos);
+  std::string header = selectEntries(kTwoEntries, none);
+  EXPECT_EQ(header.find(".entry"), std::string::npos);
+  EXPECT_NE(header.find(".address_size 64"), std::string::npos);
+  llvm::StringSet<> both;
+  both.insert("a");
+  both.insert("b");
+  EXPECT_EQ(selectEntries(kTwoEntries, both), kTwoEntries);
+}
+
 } // namespace

@@ -28,6 +28,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace llvm;
 
@@ -87,7 +89,7 @@ static cl::opt<bool> ptxasInfo(
 static cl::opt<bool> avoidSpillsOption(
     "avoid-spills",
     cl::desc("Assemble the PTX with ptxas (when --cuda-path has it) and, for "
-             "each kernel ptxas spills registers of, recompile it with "
+             "each kernel ptxas spills registers of, reassemble it with "
              ".minnctapersm set to the occupancy ptxas chose (then one CTA "
              "fewer) until it does not spill; and ask for two CTAs per SM "
              "where a register-resident CTA of 512+ threads would be alone "
@@ -132,12 +134,12 @@ static int fail(const Twine &message) {
 
 /// One line per function: "  name: Used N registers, ...; <stack and
 /// spills>", and the occupancy asked of ptxas where there was one.
-static void printPtxasSummary(StringRef log,
+static void printPtxasSummary(ArrayRef<nf::PtxasFunctionInfo> functions,
                               const StringMap<int64_t> &minCtasPerSm,
                               const llvm::StringSet<> &raised,
                               const llvm::StringSet<> &rounded,
                               raw_ostream &os) {
-  for (const nf::PtxasFunctionInfo &f : nf::parsePtxasLog(log)) {
+  for (const nf::PtxasFunctionInfo &f : functions) {
     os << "  " << f.name << ": " << f.usage << "; " << f.stack;
     auto hint = minCtasPerSm.find(f.name);
     if (hint != minCtasPerSm.end())
@@ -194,33 +196,70 @@ static constexpr int64_t kRaisedSpillBytes = 16;
 /// --avoid-spills: ptxas, left to itself, may give up a few bytes of stack
 /// to fit one more CTA per SM. For each function it spills, ask for the
 /// occupancy it chose (.minnctapersm), with which it usually allocates the
-/// same registers without spilling, then for one CTA fewer at a time. The
-/// module is recompiled from `pristine` each round; `ptx` and `module` end
-/// with the last compile. Gives up (keeping the spill) at one CTA per SM or
-/// after a few rounds. Also asks for two CTAs per SM where a register-
-/// resident CTA of 512 or more threads would be alone on its SM, kept where
-/// ptxas then spills at most kRaisedSpillBytes, and for one more CTA per SM
-/// where a function is within 8 registers of it, kept where ptxas then does
-/// not spill. When the final `ptx` was
-/// assembled, `cubinOut` and `logOut` hold that assembly (so that --cubin and
-/// --ptxas-info need not run ptxas again); otherwise they are left empty.
-static LogicalResult avoidSpills(ModuleOp pristine,
-                                 OwningOpRef<ModuleOp> &module,
-                                 nf::CodegenOptions &options, std::string &ptx,
-                                 std::string &cubinOut, std::string &logOut,
-                                 llvm::StringSet<> &raised,
-                                 llvm::StringSet<> &rounded) {
+/// same registers without spilling, then for one CTA fewer at a time. Gives
+/// up (keeping the spill) at one CTA per SM or after a few rounds. Also asks
+/// for two CTAs per SM where a register-resident CTA of 512 or more threads
+/// would be alone on its SM, kept where ptxas then spills at most
+/// kRaisedSpillBytes, and for one more CTA per SM where a function is within
+/// 8 registers of it, kept where ptxas then does not spill.
+///
+/// A hint is a directive of the function's PTX, so a round that changes
+/// hints edits `ptx` and assembles only the functions it changed (a family
+/// has ~100 functions; recompiling and reassembling all of them per round
+/// made this most of the compile time). A round that drops a variant
+/// recompiles the module from `pristine`. `ptx` and `module` end as the
+/// last round left them; where the rounds settled, `reportOut` holds
+/// ptxas's report of every function of `ptx` (--ptxas-info prints it).
+static LogicalResult
+avoidSpills(ModuleOp pristine, OwningOpRef<ModuleOp> &module,
+            nf::CodegenOptions &options, std::string &ptx,
+            SmallVectorImpl<nf::PtxasFunctionInfo> &reportOut,
+            llvm::StringSet<> &raised, llvm::StringSet<> &rounded) {
   llvm::StringSet<> notRaised;
   // Cluster variants asked for more CTAs per SM: how many ptxas chose.
   llvm::StringMap<int64_t> clusterNatural;
+  // The hints and dropped variants `ptx` was made with; after a round that
+  // changed hints only, the functions whose hint changed (ptxas allocates
+  // each function on its own, so the others' reports stand).
+  llvm::StringMap<int64_t> madeWith = options.minCtasPerSm;
+  size_t dropsMadeWith = options.dropVariants.size();
+  std::optional<llvm::StringSet<>> only;
+  // What ptxas reported per function and hint (0: none): a hint taken back
+  // needs no second assembly.
+  llvm::StringMap<std::map<int64_t, nf::PtxasFunctionInfo>> reports;
+  // The functions in the order ptxas last reported the whole module.
+  SmallVector<std::string> order;
   for (int round = 0; round < 5; ++round) {
     std::string cubinData, log;
-    if (failed(nf::runPtxas(cudaPath, ptx, chip, /*verbose=*/true, cubinData,
-                            log)))
-      return fail("ptxas rejected the PTX:\n" + log), failure();
+    SmallVector<nf::PtxasFunctionInfo> functions;
+    llvm::StringSet<> toAssemble;
+    if (only) {
+      for (const auto &name : *only) {
+        auto known =
+            reports[name.getKey()].find(madeWith.lookup(name.getKey()));
+        if (known != reports[name.getKey()].end())
+          functions.push_back(known->second);
+        else
+          toAssemble.insert(name.getKey());
+      }
+    }
+    if (!only || !toAssemble.empty()) {
+      std::string assembled = only ? nf::selectEntries(ptx, toAssemble) : ptx;
+      if (failed(nf::runPtxas(cudaPath, assembled, chip, /*verbose=*/true,
+                              cubinData, log, /*threads=*/0)))
+        return fail("ptxas rejected the PTX:\n" + log), failure();
+      if (!only)
+        order.clear();
+      for (nf::PtxasFunctionInfo &f : nf::parsePtxasLog(log)) {
+        if (!only)
+          order.push_back(f.name);
+        reports[f.name][madeWith.lookup(f.name)] = f;
+        functions.push_back(std::move(f));
+      }
+    }
     StringMap<int64_t> blockSizes = nf::readMaxThreads(ptx);
     bool changed = false;
-    for (const nf::PtxasFunctionInfo &f : nf::parsePtxasLog(log)) {
+    for (const nf::PtxasFunctionInfo &f : functions) {
       if (!blockSizes.count(f.name))
         continue;
       // A CTA of 512 or more threads alone on its SM leaves the SM without
@@ -321,15 +360,43 @@ static LogicalResult avoidSpills(ModuleOp pristine,
       changed = true;
     }
     if (!changed) {
-      cubinOut = std::move(cubinData);
-      logOut = std::move(log);
+      for (const std::string &name : order)
+        reportOut.push_back(reports[name][madeWith.lookup(name)]);
       return success();
     }
-    module = pristine.clone();
-    FailureOr<std::string> next = nf::compileToPTX(*module, options);
-    if (failed(next))
-      return failure();
-    ptx = std::move(*next);
+    // A hint only sets a directive of the function's PTX: edit it there.
+    // Dropping a variant changes the module: compile it again.
+    only.emplace();
+    if (options.dropVariants.size() == dropsMadeWith) {
+      llvm::StringSet<> names;
+      for (const auto &hint : madeWith)
+        names.insert(hint.getKey());
+      for (const auto &hint : options.minCtasPerSm)
+        names.insert(hint.getKey());
+      for (const auto &name : names) {
+        int64_t before = madeWith.lookup(name.getKey());
+        int64_t after = options.minCtasPerSm.lookup(name.getKey());
+        if (before == after)
+          continue;
+        if (failed(nf::setMinCtasPerSm(ptx, name.getKey(), after))) {
+          only.reset();
+          break;
+        }
+        only->insert(name.getKey());
+      }
+    } else {
+      only.reset();
+    }
+    if (!only) {
+      reports.clear();
+      module = pristine.clone();
+      FailureOr<std::string> next = nf::compileToPTX(*module, options);
+      if (failed(next))
+        return failure();
+      ptx = std::move(*next);
+    }
+    madeWith = options.minCtasPerSm;
+    dropsMadeWith = options.dropVariants.size();
   }
   return success();
 }
@@ -461,12 +528,14 @@ int main(int argc, char **argv) {
 
   // --avoid-spills: a first compile, with diagnostics held back (if it
   // fails, the compile below reports why), assembled by ptxas; the kernels
-  // it spills are recompiled with occupancy hints. Without a stage to print,
+  // it spills get occupancy hints. Without a stage to print,
   // its result is the output.
   OwningOpRef<ModuleOp> pristine = module->clone();
   FailureOr<std::string> ptx = failure();
-  // ptxas's output for `ptx`, when the spill check already has it.
-  std::string cubinData, log;
+  // The cubin, assembled at the end where --cubin asks for one.
+  std::string cubinData;
+  // What ptxas reported per function, when the spill check has it.
+  SmallVector<nf::PtxasFunctionInfo> report;
   // Functions --avoid-spills asked for two CTAs per SM, or one more CTA per
   // SM (not for a spill).
   llvm::StringSet<> raised, rounded;
@@ -487,16 +556,15 @@ int main(int argc, char **argv) {
         trialPtx = nf::compileToPTX(*trial, quiet);
       }
       if (succeeded(trialPtx)) {
-        std::string trialCubin, trialLog;
-        if (failed(avoidSpills(*pristine, trial, quiet, *trialPtx, trialCubin,
-                               trialLog, raised, rounded)))
+        SmallVector<nf::PtxasFunctionInfo> trialReport;
+        if (failed(avoidSpills(*pristine, trial, quiet, *trialPtx, trialReport,
+                               raised, rounded)))
           return 1;
         options.minCtasPerSm = quiet.minCtasPerSm;
         if (options.dumpStage.empty()) {
           module = std::move(trial);
           ptx = std::move(trialPtx);
-          cubinData = std::move(trialCubin);
-          log = std::move(trialLog);
+          report = std::move(trialReport);
         }
       }
     }
@@ -516,19 +584,19 @@ int main(int argc, char **argv) {
   if (failed(ptx))
     return 1;
 
-  // The spill check ran ptxas with -v, whose cubin differs in bytes from a
-  // plain run's: reused only where --ptxas-info asks for -v anyway.
-  if (!ptxasInfo) {
-    cubinData.clear();
-    log.clear();
-  }
-  if ((cubin || ptxasInfo) && log.empty()) {
-    if (failed(nf::runPtxas(cudaPath, *ptx, chip, ptxasInfo, cubinData, log)))
+  // The spill check assembled on several threads, whose cubin is not the
+  // same from run to run: the artifact's cubin is assembled here, on one.
+  bool needReport = ptxasInfo && report.empty();
+  if (cubin || needReport) {
+    std::string log;
+    if (failed(nf::runPtxas(cudaPath, *ptx, chip, needReport, cubinData, log)))
       return fail("ptxas rejected the PTX:\n" + log);
+    if (needReport)
+      report = nf::parsePtxasLog(log);
   }
   if (ptxasInfo) {
     nf::printKernelSummary(*module, outs());
-    printPtxasSummary(log, options.minCtasPerSm, raised, rounded, outs());
+    printPtxasSummary(report, options.minCtasPerSm, raised, rounded, outs());
   }
   if (emit == "ptx")
     output->os() << *ptx;
