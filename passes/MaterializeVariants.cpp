@@ -148,8 +148,18 @@ struct NfMaterializeVariantsPass
       // schedule's twins, peeled and general variants hold the row in
       // registers (Schedule::unstaged), serving no longer rows than it.
       Schedule held = s.unstaged();
+      // Consecutive staged schedules can hold their rows in the same
+      // registers (softmax's 256 x 7 and 256 x 8 both in 512 x 4): their
+      // twins and peeled variants would be the same functions twice, so
+      // only the last, whose bound covers the others' rows, has them. The
+      // runtime picks the same function for every row as with both.
+      bool heldByNext =
+          s.staged && index + 1 < schedules.size() &&
+          schedules[index + 1].unstaged().toAttr(kernel.getContext()) ==
+              held.toAttr(kernel.getContext());
       for (int64_t narrow = s.chunk / 2;
-           s.isRegisterResident() && s.clusterSize == 1 && narrow >= 2;
+           s.isRegisterResident() && s.clusterSize == 1 && !heldByNext &&
+           narrow >= 2;
            narrow /= 2) {
         if (!canVectorize(kernel, narrow) ||
             (staticD && *staticD % (2 * narrow) == 0))
@@ -172,8 +182,9 @@ struct NfMaterializeVariantsPass
       // Not for schedules of fewer than 16 chunks per row (bf16: rows of
       // up to 64 elements, which the general variant holds in registers
       // too, at most 8 elements per thread).
-      if (anchored && !rope && !groups && s.isRegisterResident() &&
-          s.clusterSize == 1 && s.chunk > 1 && s.capacity() >= 16 * s.chunk &&
+      if (anchored && !rope && !groups && !heldByNext &&
+          s.isRegisterResident() && s.clusterSize == 1 && s.chunk > 1 &&
+          s.capacity() >= 16 * s.chunk &&
           (!staticD ||
            (*staticD % s.chunk != 0 && *staticD <= s.capacity() - s.chunk + 1)))
         vectorized.push_back({held, false, s.capacity() - s.chunk + 1, true});

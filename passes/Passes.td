@@ -103,7 +103,8 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
       kernel with two or more reductions over the row: CTAs of at most 24
       elements per thread, which recompute from the narrow row between the
       reductions, and more than two CTAs only where it reads two or more
-      `[B, S, D]` tensors or no operand that broadcasts along the row). A
+      `[B, S, D]` tensors, or no operand that broadcasts along the row, or
+      one that a later reduction reads). A
       kernel that
       reads one `[B, S, D]` tensor (`nf.load`, no `select_load`) in
       chunks of whole 16-byte copies, has a reduction and whose later
@@ -180,6 +181,11 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
       reductions, and at most 2 bytes per element of operands broadcast
       along the rows (more measured slower than the general variant); for a
       static D only where D is not a multiple of the chunk;
+    - a `staged` schedule's twins, peeled and general variants hold the row
+      in the registers of the schedule it was staged from (512 threads);
+      where consecutive staged schedules come from the same one, only the
+      last has them (bounded by its capacity), so no function is emitted
+      twice;
     - a *general* variant (any alignment, one element per access) with the
       same threads: register-resident while a thread holds at most 8
       elements (or the kernel writes a rotary result in place, which needs

@@ -525,17 +525,21 @@ struct NfSelectSchedulePass
       // chunks its threads recompute from between the reductions (512 x 3
       // in bf16: ptxas gives LayerNorm and softmax 40 registers, three CTAs
       // per SM; 512 x 4: 52, two per SM, and slower than streaming on the
-      // H200), and more than two only where it reads two or more [B, S, D]
-      // tensors, which the streamed schedule re-reads per pass, or no
-      // operand that broadcasts along the row: with the mbarrier exchange,
-      // clusters of 4 and 8 gained 6 to 17 points on seed #1 and 0 to 27 on
-      // softmax at 32768-98304, but LayerNorm (f32 weight and bias, 8 bytes
-      // per element from L1/L2) lost 8 and 10 at 32768 and 65536 (2 chunks
-      // per thread), and a family stops at its first streamed schedule
-      // (docs/benchmarks.md, "Two reductions in clusters of 4 and 8"). Clusters
-      // of 3, 5, 6 or 7 CTAs (3 chunks per thread at every D) measured slower
-      // than 2, 4 and 8 at 14 of 18 points. Not for rotary embedding, whose
-      // partner chunks must be in the same CTA.
+      // H200), and more than two only where the streamed schedule would
+      // re-read much per pass: two or more [B, S, D] tensors, or an operand
+      // along the row that a later reduction reads (the quantizing kernels'
+      // maximum), or where no operand broadcasts along the row. With the
+      // mbarrier exchange, clusters of 4 and 8 gained 6 to 17 points on seed
+      // #1 and 0 to 27 on softmax at 32768-98304, rmsnorm_quant_fp8 and
+      // layernorm_modulate_quant_fp8 +1.9 to +7.1 at 28672-65536
+      // (docs/benchmarks.md, "Quantizing kernels in clusters of 4 and 8"),
+      // but LayerNorm in registers (f32 weight and bias, 8 bytes per
+      // element from L1/L2; now staged, above) lost 8 and 10 at 32768 and
+      // 65536 (2 chunks per thread), and a family stops at its first
+      // streamed schedule (docs/benchmarks.md, "Two reductions in clusters
+      // of 4 and 8"). Clusters of 3, 5, 6 or 7 CTAs (3 chunks per thread at
+      // every D) measured slower than 2, 4 and 8 at 14 of 18 points. Not for
+      // rotary embedding, whose partner chunks must be in the same CTA.
       // A row that 512 threads hold in kLongRowMaxChunks chunks stays in
       // one CTA for every kernel (below).
       int64_t oneCtaChunks =
@@ -590,7 +594,8 @@ struct NfSelectSchedulePass
             (!several || staged ||
              (shared.recomputesBetweenReductions() &&
               (cluster == 2 || countRowInputs(kernel) >= 2 ||
-               getBroadcastBytesPerElement(kernel) == 0)))) {
+               getBroadcastBytesPerElement(kernel) == 0 ||
+               anyLaterReductionReadsBroadcast(kernel))))) {
           s = shared;
         } else {
           streaming = tooLong = true;
