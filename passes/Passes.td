@@ -111,7 +111,8 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
       reductions read no operand along the row (RMSNorm, LayerNorm,
       softmax) gets a `staged` cluster instead: CTAs of
       256 threads holding twice the chunks in shared memory (asynchronous
-      copies at the row's start, read back in each pass), at most 32 KB;
+      copies at the row's start, read back in each pass), at most 32 KB,
+      and a pair of CTAs rather than four where a pair's shares fit;
       longer rows (and every long row with `max-cluster` = 1): `streaming`,
       1024 threads, the row read from memory once per reduction.
 

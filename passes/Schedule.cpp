@@ -586,8 +586,26 @@ struct NfSelectSchedulePass
           // Measured up to 32 KB per CTA (six CTAs per SM); an f32 input
           // of a kernel with 16-bit results would take 64.
           staged = getStagedRowBytes(kernel, candidate) <= kMaxStagedRowBytes;
-          if (staged)
+          // The CTA count above is what registers hold (at most 24 elements
+          // per thread between two reductions); shared memory holds more. A
+          // pair of CTAs where theirs fit rather than four (16-bit rows of
+          // 24577 to 32768): softmax +20.5 / +11.0 and LayerNorm +12.6 /
+          // +3.1 at 28672 / 32768 on the H200; four rather than eight lost
+          // 3.5 on LayerNorm at 65536, whose f32 weight and bias then share
+          // L1 with 32 KB of row per CTA (docs/benchmarks.md, "Staged pairs
+          // of CTAs").
+          if (staged && candidate.clusterSize == 4) {
+            Schedule pair = candidate;
+            pair.clusterSize = 2;
+            pair.chunksPerThread =
+                llvm::divideCeil(vectors, kStagedRowThreads * 2);
+            if (getStagedRowBytes(kernel, pair) <= kMaxStagedRowBytes)
+              candidate = pair;
+          }
+          if (staged) {
             shared = candidate;
+            cluster = candidate.clusterSize;
+          }
         }
         if (cluster <= maxCluster && !rope && rowsPerCta <= 1 &&
             rowsPerThread <= 1 &&

@@ -46,6 +46,8 @@ from normfuse.testing import close, equal, make_args, rel_error  # noqa: E402
 # 20479), and odd sizes in between. Softmax's one-CTA rows staged in
 # shared memory (12289 to 16384 in 16-bit: 256 x 7 and 256 x 8 chunks) at
 # 13312, 14336 and 15000, their peeled bound 14329 and the size past 14336.
+# Staged cluster rows of 7 and 8 chunks per CTA (24584, 28672, 30000) and
+# the first size that takes four CTAs of 5 chunks (40960).
 ROW_D = [1, 2, 6, 7, 8, 10, 12, 16, 24, 33, 64, 100, 102, 128, 130, 136, 192,
          252, 255, 256, 264, 320, 384, 512, 520, 640, 648, 768, 1000, 1001,
          1017, 1021, 1023, 1024, 1028, 1030, 1152, 1279, 1280, 1288, 1532,
@@ -53,7 +55,8 @@ ROW_D = [1, 2, 6, 7, 8, 10, 12, 16, 24, 33, 64, 100, 102, 128, 130, 136, 192,
          3840, 4089, 4093, 4095, 4096, 4104, 5120, 5128, 6144, 8191, 8192,
          8200, 10239, 10240, 10248, 12288, 12290, 12292, 13312, 14329, 14336,
          14344, 15000, 16377, 16383, 16384,
-         16392, 20473, 20479, 20480, 20488, 24576, 32768, 49152, 65536]
+         16392, 20473, 20479, 20480, 20488, 24576, 24584, 28672, 30000,
+         32768, 40960, 49152, 65536]
 if os.environ.get("NF_MATRIX_D"):  # a subset, e.g. under compute-sanitizer
     ROW_D = [int(d) for d in os.environ["NF_MATRIX_D"].split(",")]
 LAYOUTS = ("contiguous", "offset", "padded")

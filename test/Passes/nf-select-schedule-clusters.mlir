@@ -90,11 +90,11 @@ nf.kernel @two_inputs_long(%x: tensor<?x?x32768xbf16>, %r: tensor<?x?x32768xbf16
 
 // Two reductions over the row (a decomposed LayerNorm: mean, then the
 // variance, then an f32 weight): one [B, S, D] input, and the second
-// reduction reads no operand along the row, so the row is staged: the
-// fewest CTAs that hold it in 512 x 3 chunks (four), each of 256 threads x
-// 4 chunks in shared memory.
+// reduction reads no operand along the row, so the row is staged. Registers
+// would take four CTAs (512 x 3 chunks); staged, a pair of CTAs holds it in
+// 256 threads x 8 chunks (32 KB of shared memory each).
 // CHECK-LABEL: nf.kernel @two_reductions
-// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 4, staged = true>]}
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 8, cluster_size = 2, staged = true>]}
 nf.kernel @two_reductions(%x: tensor<?x?x32768xbf16>, %w: tensor<32768xf32>) -> tensor<?x?x32768xbf16> {
   %xb = nf.load %x [B, S, D] : tensor<?x?x32768xbf16>
   %wf = nf.load %w [D] : tensor<32768xf32>
@@ -136,15 +136,18 @@ nf.kernel @two_reductions_pair(%x: tensor<?x?x24576xbf16>) -> tensor<?x?x24576xb
 // operand along the row, so after the one-CTA schedules (up to 512 x 5: two
 // reductions per 4 bytes of row traffic per element allow five chunks; the
 // rows 512 x 4 would hold staged in 256 threads, nf-select-schedule-staged.mlir)
-// come staged clusters of 2, 4 and 8 CTAs of 256 threads x 4 to 6 chunks
-// (bf16: D <= 98304), then streaming.
+// come staged clusters: pairs of CTAs of 256 threads x 6 to 8 chunks (bf16:
+// D <= 32768), then 4 and 8 CTAs of 4 to 6 chunks (D <= 98304), then
+// streaming.
 // CHECK-LABEL: nf.kernel @two_reductions_family
 // CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 7, staged = true>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 8, staged = true>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 6, cluster_size = 2, staged = true>,
-// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 4, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 7, cluster_size = 2, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 8, cluster_size = 2, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5, cluster_size = 4, staged = true>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 6, cluster_size = 4, staged = true>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, cluster_size = 8, staged = true>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 6, cluster_size = 8, staged = true>,
