@@ -303,6 +303,15 @@ def as_f32(inputs):
     return make
 
 
+def all_f32(inputs):
+    """`inputs` with every floating-point tensor in f32 (activations and
+    weights: kernels whose weight has the activations' type)."""
+    def make(M, D, gen, device):
+        return [a.float() if a.is_floating_point() else a
+                for a in inputs(M, D, gen, device)]
+    return make
+
+
 class Case:
     def __init__(self, name, x_dtype, inputs, eager, ref, quack, liger, note,
                  kernel=None):
@@ -330,6 +339,9 @@ CASES = [
          quack_softmax, liger_softmax, "x f16"),
     # The same kernels built with `!act = f32` (nf-compile --types act=f32
     # or the alias edited), in <name>.nfa.
+    Case("rmsnorm_f32", f32, all_f32(rmsnorm_inputs), rmsnorm_eager,
+         rmsnorm_ref, quack_rmsnorm, liger_rmsnorm, "x, weight f32",
+         kernel="rmsnorm"),
     Case("layernorm_f32", f32, as_f32(layernorm_inputs), layernorm_eager,
          layernorm_ref, quack_layernorm, liger_layernorm,
          "x f32, weight and bias f32", kernel="layernorm"),

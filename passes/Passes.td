@@ -79,7 +79,10 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
       `G / chunk` lanes a group reduction of G elements spans. A row of two
       or more reductions that 512 threads cannot hold, but 1024 threads hold
       in at most 16 elements each (f32 rows of 8193 to 16384), gets 1024
-      threads. A kernel that reads one `[B, S, D]` tensor in whole
+      threads; so does a row of one reduction over one `[B, S, D]` input
+      (RMSNorm) that 1024 threads hold in at most 4 chunks each (bf16 rows
+      of 20481 to 32768, f32 of 10241 to 16384). A kernel that reads one
+      `[B, S, D]` tensor in whole
       16-byte copies per chunk, reduces it twice or more and loads no
       operand along the row (softmax) holds a row that 512 threads would
       hold in 32 or more elements each (16-bit rows of 12289 to 16384)

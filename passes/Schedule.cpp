@@ -546,6 +546,26 @@ struct NfSelectSchedulePass
           s.threadsPerRow == kMaxRegisterRowThreads && maxChunks == 0
               ? std::max(rowChunks, kLongRowMaxChunks)
               : rowChunks;
+      // A row of one reduction and one [B, S, D] input (RMSNorm) too long
+      // for 512 threads, that 1024 threads hold in at most
+      // kDefaultMaxChunks chunks each: one CTA of 1024 threads rather than
+      // a cluster. ptxas keeps RMSNorm's 1024 x 4 at 32 registers (two
+      // CTAs, every warp slot of an SM) and no row crosses CTAs; H200, bf16
+      // at 32768: 93.6% of a copy against 86.3 for the staged pair
+      // (docs/benchmarks.md, "One CTA of 1024 threads for long RMSNorm
+      // rows"). Kernels of two reductions or two inputs lost or spilled
+      // there (LayerNorm 62.1 against 73.8, seed #1 spilled, fused add +
+      // RMSNorm -1.7 at 59 registers).
+      bool rope = false;
+      kernel.walk([&](RopeOp) { rope = true; });
+      if (s.chunksPerThread > oneCtaChunks && threadsPerRow == 0 &&
+          maxChunks == 0 && !rope && countRowReductions(kernel) == 1 &&
+          countRowInputs(kernel) == 1 && getGroupLanes(kernel, 1) == 1 &&
+          (int64_t)llvm::divideCeil(vectors, kWideRowThreads) <=
+              kDefaultMaxChunks) {
+        s.threadsPerRow = kWideRowThreads;
+        s.chunksPerThread = llvm::divideCeil(vectors, kWideRowThreads);
+      }
       if (s.chunksPerThread > oneCtaChunks && threadsPerRow == 0) {
         bool several = countRowReductions(kernel) > 1;
         int64_t perThread =
@@ -556,8 +576,6 @@ struct NfSelectSchedulePass
                 : clusterChunks;
         int64_t cluster = llvm::PowerOf2Ceil(
             llvm::divideCeil(vectors, s.threadsPerRow * perThread));
-        bool rope = false;
-        kernel.walk([&](RopeOp) { rope = true; });
         Schedule shared = s;
         shared.clusterSize = cluster;
         shared.chunksPerThread =

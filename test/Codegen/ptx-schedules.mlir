@@ -14,17 +14,18 @@
 // get (16-byte accesses), each register-resident one with an 8-byte twin
 // (rows of a multiple of 4 elements) and a 4-byte one (even rows), and the
 // general variants for any alignment; rows longer than 512 threads x 5 chunks
-// are shared by the CTAs of a cluster (2, 4, 8), then streamed by 1024
-// threads.
+// are held by one CTA of 1024 threads (at most 4 chunks each: one reduction,
+// one input), then shared by the CTAs of a cluster (4, 8), then streamed by
+// 1024 threads.
 // RUN: nf-compile %s --sm sm_90 --emit=ptx | FileCheck %s --check-prefix=FAMILY
-// D fixed but too long for one CTA's registers: two CTAs of a cluster share
+// D fixed but too long for one CTA's registers: four CTAs of a cluster share
 // the row, combining its sum of squares through distributed shared memory;
-// each holds its half in shared memory (staged: one [B, S, D] input).
-// RUN: nf-compile %s --sm sm_90 --dim D=32768 --emit=ptx | FileCheck %s --check-prefix=CLUSTER
+// each holds its quarter in shared memory (staged: one [B, S, D] input).
+// RUN: nf-compile %s --sm sm_90 --dim D=65536 --emit=ptx | FileCheck %s --check-prefix=CLUSTER
 // Without clusters (--max-cluster 1, or before sm_90): streamed by 1024
 // threads.
-// RUN: nf-compile %s --sm sm_90 --dim D=32768 --max-cluster 1 --emit=ptx | FileCheck %s --check-prefix=LONG
-// RUN: nf-compile %s --sm sm_80 --dim D=32768 --emit=ptx | FileCheck %s --check-prefix=LONG
+// RUN: nf-compile %s --sm sm_90 --dim D=65536 --max-cluster 1 --emit=ptx | FileCheck %s --check-prefix=LONG
+// RUN: nf-compile %s --sm sm_80 --dim D=65536 --emit=ptx | FileCheck %s --check-prefix=LONG
 
 nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16> {
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
@@ -71,9 +72,9 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 
 // st.async needs PTX ISA 8.1 (sm_90's default is 7.8).
 // CLUSTER: .version 8.1
-// CLUSTER-LABEL: .entry rms_v0_cluster256x8c2(
+// CLUSTER-LABEL: .entry rms_v0_cluster256x8c4(
 // CLUSTER: .maxntid 256, 1, 1
-// CLUSTER: .reqnctapercluster 2, 1, 1
+// CLUSTER: .reqnctapercluster 4, 1, 1
 // CLUSTER: @p mbarrier.init.shared.b64
 // CLUSTER: @p fence.mbarrier_init.release.cluster
 // CLUSTER: barrier.cluster.arrive.relaxed
@@ -134,17 +135,19 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 // FAMILY: bar.sync
 // FAMILY-LABEL: .entry rms_v74_cta512x4(
 // FAMILY: .maxntid 512, 1, 1
-// FAMILY-LABEL: .entry rms_v78_cta512x5(
+// FAMILY-LABEL: .entry rms_v79_cta512x5(
 // FAMILY: .maxntid 512, 1, 1
-// FAMILY-LABEL: .entry rms_v83_cluster256x6c2(
-// FAMILY: .reqnctapercluster 2, 1, 1
-// FAMILY-COUNT-6: cp.async.cg.shared.global
-// FAMILY-LABEL: .entry rms_v89_cluster256x8c4(
+// FAMILY-LABEL: .entry rms_v83_cta1024x3(
+// FAMILY: .maxntid 1024, 1, 1
+// FAMILY-NOT: reqnctapercluster
+// FAMILY-LABEL: .entry rms_v87_cta1024x4(
+// FAMILY-LABEL: .entry rms_v91_cluster256x5c4(
 // FAMILY: .reqnctapercluster 4, 1, 1
-// FAMILY-LABEL: .entry rms_v93_cluster256x8c8(
+// FAMILY-COUNT-5: cp.async.cg.shared.global
+// FAMILY-LABEL: .entry rms_v98_cluster256x8c8(
 // FAMILY: .reqnctapercluster 8, 1, 1
 // FAMILY-COUNT-8: cp.async.cg.shared.global
-// FAMILY-LABEL: .entry rms_v94_streaming1024(
+// FAMILY-LABEL: .entry rms_v99_streaming1024(
 // FAMILY: .maxntid 1024, 1, 1
-// FAMILY-LABEL: .entry rms_g95_streaming1024(
+// FAMILY-LABEL: .entry rms_g100_streaming1024(
 // FAMILY-NOT: .entry

@@ -6,12 +6,13 @@
 // RUN: not nf-opt %s -split-input-file -nf-select-schedule=max-cluster=3 2>&1 | FileCheck %s --check-prefix=BAD
 
 // bf16, D = 32768: 4096 chunks, twice what 512 threads hold in 4 chunks
-// each: two CTAs. The kernel reads one [B, S, D] tensor, so each CTA holds
-// its half in shared memory (staged), 256 threads x 8 chunks.
+// each. A kernel of one reduction and one [B, S, D] input (RMSNorm) whose
+// row 1024 threads hold in 4 chunks each takes one CTA of 1024 threads,
+// with or without clusters.
 // CHECK-LABEL: nf.kernel @static_long
-// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 8, cluster_size = 2, staged = true>]}
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>]}
 // NONE-LABEL: nf.kernel @static_long
-// NONE-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>]}
+// NONE-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>]}
 // BAD: error: 'nf.kernel' op max-cluster must be 1, 2, 4 or 8, found 3
 nf.kernel @static_long(%x: tensor<?x?x32768xbf16>) -> tensor<?x?x32768xbf16> {
   %xb = nf.load %x [B, S, D] : tensor<?x?x32768xbf16>
@@ -24,7 +25,9 @@ nf.kernel @static_long(%x: tensor<?x?x32768xbf16>) -> tensor<?x?x32768xbf16> {
 
 // -----
 
-// D = 65536 needs four CTAs: with at most two, streamed.
+// D = 65536 needs four CTAs (the kernel reads one [B, S, D] tensor, so
+// each holds its quarter in shared memory, staged): with at most two,
+// streamed.
 // CHECK-LABEL: nf.kernel @static_longer
 // CHECK-SAME: chunks_per_thread = 8, cluster_size = 4, staged = true>]}
 // TWO-LABEL: nf.kernel @static_longer
@@ -40,16 +43,16 @@ nf.kernel @static_longer(%x: tensor<?x?x65536xbf16>) -> tensor<?x?x65536xbf16> {
 
 // -----
 
-// D dynamic: after the one-CTA schedules (the last one 512 threads x 5
-// chunks, which every kernel gets before a cluster: D <= 20480 in bf16),
-// one per (cluster, chunks) up to 8 staged CTAs x 256 threads x 8 chunks
-// (bf16: D <= 131072), then streaming.
+// D dynamic: after the one-CTA schedules (512 threads x 5 chunks, which
+// every kernel gets before a cluster: D <= 20480 in bf16; then, for this
+// kernel of one reduction and one input, 1024 threads x 3 and 4 chunks:
+// D <= 32768), one per (cluster, chunks) up to 8 staged CTAs x 256
+// threads x 8 chunks (bf16: D <= 131072), then streaming.
 // CHECK-LABEL: nf.kernel @any
 // CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5>,
-// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 6, cluster_size = 2, staged = true>,
-// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 7, cluster_size = 2, staged = true>,
-// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 8, cluster_size = 2, staged = true>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5, cluster_size = 4, staged = true>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 8, cluster_size = 4, staged = true>,
 // CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5, cluster_size = 8, staged = true>,

@@ -96,12 +96,12 @@ nf.kernel @long32k(%x: tensor<?x?x32768xbf16>) -> tensor<?x?x32768xbf16> {
 
 // f32 rows of two reductions (softmax) past 512 threads x 4 chunks: 1024
 // threads hold D = 16384 in 4 chunks (16 elements) each, in registers.
-// One reduction (RMSNorm) at the same D is streamed (this RUN allows no
-// cluster): the rule is for rows read once per reduction.
+// One reduction over one [B, S, D] input (RMSNorm) at the same D gets the
+// same CTA by its own rule (at most 4 chunks of 1024 threads, any width).
 // CHECK-LABEL: nf.kernel @softmax16k_f32
 // CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 4, chunks_per_thread = 4>]}
 // CHECK-LABEL: nf.kernel @rms16k_f32
-// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 4, chunks_per_thread = 0>]}
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 1024, rows_per_cta = 1, chunk = 4, chunks_per_thread = 4>]}
 nf.kernel @softmax16k_f32(%x: tensor<?x?x16384xf32>) -> tensor<?x?x16384xf32> {
   %xf = nf.load %x [B, S, D] : tensor<?x?x16384xf32>
   %m = nf.reduce max %xf : !nf.row<f32>
