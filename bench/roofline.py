@@ -296,16 +296,9 @@ def no_kernel(library):
 
 
 def as_f32(inputs):
-    """`inputs` with the [1, M, D] activations in f32."""
-    def make(M, D, gen, device):
-        return [a.float() if a.dim() == 3 else a
-                for a in inputs(M, D, gen, device)]
-    return make
-
-
-def all_f32(inputs):
-    """`inputs` with every floating-point tensor in f32 (activations and
-    weights: kernels whose weight has the activations' type)."""
+    """`inputs` with every floating-point tensor in f32: the activations,
+    and a weight that has their type (RMSNorm's; LayerNorm's weight and bias
+    are f32 already)."""
     def make(M, D, gen, device):
         return [a.float() if a.is_floating_point() else a
                 for a in inputs(M, D, gen, device)]
@@ -339,7 +332,7 @@ CASES = [
          quack_softmax, liger_softmax, "x f16"),
     # The same kernels built with `!act = f32` (nf-compile --types act=f32
     # or the alias edited), in <name>.nfa.
-    Case("rmsnorm_f32", f32, all_f32(rmsnorm_inputs), rmsnorm_eager,
+    Case("rmsnorm_f32", f32, as_f32(rmsnorm_inputs), rmsnorm_eager,
          rmsnorm_ref, quack_rmsnorm, liger_rmsnorm, "x, weight f32",
          kernel="rmsnorm"),
     Case("layernorm_f32", f32, as_f32(layernorm_inputs), layernorm_eager,

@@ -561,10 +561,9 @@ struct NfSelectSchedulePass
       if (s.chunksPerThread > oneCtaChunks && threadsPerRow == 0 &&
           maxChunks == 0 && !rope && countRowReductions(kernel) == 1 &&
           countRowInputs(kernel) == 1 && getGroupLanes(kernel, 1) == 1 &&
-          (int64_t)llvm::divideCeil(vectors, kWideRowThreads) <=
-              kDefaultMaxChunks) {
+          wideChunks <= kDefaultMaxChunks) {
         s.threadsPerRow = kWideRowThreads;
-        s.chunksPerThread = llvm::divideCeil(vectors, kWideRowThreads);
+        s.chunksPerThread = wideChunks;
       }
       if (s.chunksPerThread > oneCtaChunks && threadsPerRow == 0) {
         bool several = countRowReductions(kernel) > 1;
