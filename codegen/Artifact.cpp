@@ -119,22 +119,15 @@ static const char *paramKindName(KernelParam::Kind kind) {
   llvm_unreachable("unknown parameter kind");
 }
 
-static int64_t sharedMemoryBytes(KernelOp kernel, const Schedule &schedule,
-                                 const ChainAnalysis &chains) {
-  int64_t warps = schedule.threadsPerRow / 32;
-  if (warps <= 1)
-    return 0;
-  int64_t reductions = 0;
-  for (const Chain &chain : chains.getChains())
-    reductions = std::max<int64_t>(reductions,
-                                   llvm::count_if(chain.ops, [](Operation *op) {
-                                     return isa<ReduceOp>(op);
-                                   }));
-  // A cluster schedule adds one slot per reduction and CTA of the cluster,
-  // and one 8-byte mbarrier per reduction.
-  int64_t cluster = schedule.clusterSize > 1 ? schedule.clusterSize : 0;
-  return reductions * (schedule.ctaRows() * warps + cluster) * 4 +
-         (cluster ? reductions * 8 : 0) + getStagedRowBytes(kernel, schedule);
+/// The static shared memory the variant's function allocated
+/// (compileToPTX records it on the kernel), or -1 where it is not recorded.
+static int64_t sharedMemoryBytes(KernelOp kernel, VariantAttr variant) {
+  auto bytes = kernel->getAttrOfType<DictionaryAttr>(getSharedBytesAttrName());
+  if (!bytes)
+    return -1;
+  auto entry = dyn_cast_or_null<IntegerAttr>(
+      bytes.get(getVariantFunctionName(kernel, variant)));
+  return entry ? entry.getInt() : -1;
 }
 
 LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
@@ -169,13 +162,19 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
       os << "row_multiple " << multiple << "\n";
     for (VariantAttr variant : *variants) {
       Schedule s = Schedule::fromAttr(variant.getSchedule());
+      int64_t shared = sharedMemoryBytes(kernel, variant);
+      if (shared < 0)
+        return kernel.emitOpError("has no shared-memory figure for ")
+               << getVariantFunctionName(kernel, variant)
+               << ": the artifact is written from a module compileToPTX "
+                  "compiled";
       os << "variant " << getVariantFunctionName(kernel, variant) << " "
          << accessName(variant) << " max_d " << variant.getMaxD()
          << " schedule " << s.getKindName() << " threads_per_row "
          << s.threadsPerRow << " rows_per_cta " << s.ctaRows() << " chunk "
          << s.chunk << " chunks_per_thread " << s.chunksPerThread << " block "
-         << s.blockSize() << " shared " << sharedMemoryBytes(kernel, s, chains)
-         << " cluster " << s.clusterSize << "\n";
+         << s.blockSize() << " shared " << shared << " cluster "
+         << s.clusterSize << "\n";
     }
     os << "chains " << chains.getChains().size() << "\n";
     SmallVector<ArgumentUse> uses = describeArguments(kernel, chains);
@@ -240,8 +239,10 @@ void mlir::nf::printKernelSummary(ModuleOp module, llvm::raw_ostream &os) {
         os << " cluster=" << s.clusterSize;
       if (s.staged)
         os << " staged";
-      os << " block=" << s.blockSize()
-         << " shared=" << sharedMemoryBytes(kernel, s, chains) << "B\n";
+      os << " block=" << s.blockSize();
+      if (int64_t shared = sharedMemoryBytes(kernel, variant); shared >= 0)
+        os << " shared=" << shared << "B";
+      os << "\n";
     }
   }
 }

@@ -6,9 +6,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Codegen.h"
+#include "dialect/NfGpuDialect.h"
 #include "dialect/NfOps.h"
 #include "passes/Passes.h"
 #include "passes/QuantizedCasts.h"
+#include "passes/Schedule.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/Passes.h"
@@ -34,6 +36,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -104,10 +107,10 @@ LogicalResult mlir::nf::validateCodegenOptions(const CodegenOptions &options,
 }
 
 void mlir::nf::registerCodegenDialects(DialectRegistry &registry) {
-  registry.insert<NfDialect, arith::ArithDialect, cf::ControlFlowDialect,
-                  gpu::GPUDialect, LLVM::LLVMDialect, math::MathDialect,
-                  memref::MemRefDialect, NVVM::NVVMDialect, scf::SCFDialect,
-                  vector::VectorDialect>();
+  registry.insert<NfDialect, nfgpu::NfGpuDialect, arith::ArithDialect,
+                  cf::ControlFlowDialect, gpu::GPUDialect, LLVM::LLVMDialect,
+                  math::MathDialect, memref::MemRefDialect, NVVM::NVVMDialect,
+                  scf::SCFDialect, vector::VectorDialect>();
   // convert-gpu-to-nvvm collects patterns from these interfaces; a missing
   // one leaves ops silently unconverted.
   registerAllExtensions(registry);
@@ -126,6 +129,57 @@ static LogicalResult runStage(ModuleOp module, PassManager &pm, StringRef stage,
   if (dump && options.dumpStage == stage)
     module.print(*dump);
   return success();
+}
+
+/// Bytes of an LLVM global of scalars or (nested) arrays of them.
+static int64_t globalBytes(Type type) {
+  if (auto array = dyn_cast<LLVM::LLVMArrayType>(type))
+    return array.getNumElements() * globalBytes(array.getElementType());
+  return type.isIntOrFloat() ? type.getIntOrFloatBitWidth() / 8 : 0;
+}
+
+/// Stores on each nf.kernel (getSharedBytesAttrName) the static shared
+/// memory each of its GPU functions allocated: workgroup attributions and
+/// the shared globals it addresses (exchange slots, mbarriers, staged
+/// rows).
+static void recordSharedBytes(ModuleOp module) {
+  llvm::StringMap<int64_t> bytes;
+  module.walk([&](gpu::GPUFuncOp func) {
+    int64_t total = 0;
+    for (BlockArgument buffer : func.getWorkgroupAttributions()) {
+      auto type = cast<MemRefType>(buffer.getType());
+      total += type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    }
+    llvm::StringSet<> seen;
+    func.walk([&](LLVM::AddressOfOp address) {
+      auto global =
+          dyn_cast_or_null<LLVM::GlobalOp>(SymbolTable::lookupNearestSymbolFrom(
+              func, address.getGlobalNameAttr()));
+      if (global && global.getAddrSpace() == 3 &&
+          seen.insert(global.getSymName()).second)
+        total += globalBytes(global.getGlobalType());
+    });
+    // ptxas lays the buffers out with their alignments and reports whole
+    // 16-byte units (RMSNorm's staged cluster of 4: 32,824 bytes of
+    // buffers, 32,832 reported).
+    bytes[func.getName()] = llvm::alignTo(total, 16);
+  });
+  Builder builder(module.getContext());
+  for (KernelOp kernel : module.getOps<KernelOp>()) {
+    FailureOr<SmallVector<VariantAttr>> variants = getVariants(kernel);
+    if (failed(variants))
+      continue;
+    SmallVector<NamedAttribute> entries;
+    for (VariantAttr variant : *variants) {
+      std::string name = getVariantFunctionName(kernel, variant);
+      auto found = bytes.find(name);
+      if (found != bytes.end())
+        entries.push_back(builder.getNamedAttr(
+            name, builder.getI64IntegerAttr(found->second)));
+    }
+    kernel->setAttr(getSharedBytesAttrName(),
+                    builder.getDictionaryAttr(entries));
+  }
 }
 
 FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
@@ -165,7 +219,6 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   NfLowerToGPUOptions lowering;
   lowering.chip = options.chip;
   gpuStage.addPass(createNfLowerToGPU(lowering));
-  gpuStage.addPass(createNfAllowContraction());
   if (failed(gpuStage.run(module)))
     return failure();
   for (const auto &hint : options.minCtasPerSm) {
@@ -185,8 +238,16 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   if (dump && options.dumpStage == "gpu")
     module.print(*dump);
 
-  // Stage "nvvm".
+  // Stage "nvvm": the GPU level's exchanges, whose shared memory the
+  // artifact reports as allocated; contraction (their adds included), then
+  // NVVM.
+  PassManager exchanges(ctx);
+  exchanges.addPass(createNfLowerRowReductions());
+  if (failed(exchanges.run(module)))
+    return failure();
+  recordSharedBytes(module);
   PassManager nvvm(ctx);
+  nvvm.addPass(createNfAllowContraction());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.optLevel = 3;

@@ -27,6 +27,10 @@ namespace mlir::nf {
 /// the combination ("act=bf16 w=f32"). The artifact writer reads both.
 inline StringRef getPublicNameAttrName() { return "nf.public_name"; }
 inline StringRef getTypesAttrName() { return "nf.types"; }
+/// On a compiled kernel (compileToPTX): a dictionary from each variant's
+/// GPU function to the static shared memory it allocated, in bytes (i64),
+/// which the artifact reports.
+inline StringRef getSharedBytesAttrName() { return "nf.shared_bytes"; }
 } // namespace mlir::nf
 
 #endif // NF_DIALECT_NFOPS_H

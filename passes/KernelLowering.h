@@ -150,7 +150,8 @@ private:
   Value combine(ReduceKind kind, Value x, Value y);
   Value allReduce(Value partial, ReduceKind kind, unsigned slot);
   /// Several reductions of the row at once, in slots firstSlot, firstSlot +
-  /// 1, ...: one shuffle tree of several values, one CTA barrier.
+  /// 1, ...: one nfgpu.row_reduce (one shuffle tree of several values, one
+  /// CTA barrier; -nf-lower-row-reductions), then the means.
   SmallVector<Value> allReduce(ArrayRef<Value> partials,
                                ArrayRef<ReduceKind> kinds, unsigned firstSlot);
   void storeRow(unsigned result, Value value, Chunk &chunk);
@@ -202,25 +203,19 @@ private:
   DenseMap<unsigned, Value> cacheRows;
   SmallVector<Value> chainRows, chainS, chainF;
   Value rowLength;
-  Value workgroup; // f32 scratch for cross-warp reductions, or null
 
   // Thread coordinates. `lane` is the thread's index among its row's
   // threads; `warpLane` (i32) its lane in the hardware warp.
-  Value lane, rowInCta, warpInRow, laneInWarp, warpLane;
+  Value lane, rowInCta, warpLane;
 
   // Cluster schedules (sched.clusterSize > 1): the CTA's rank in its
-  // cluster, the shared array (one f32 per reduction and rank) the CTAs
-  // write their partial results into, one mbarrier per reduction that
-  // counts the bytes of those writes, and whether the cluster barrier
-  // arrived on at the row's start still needs its wait (before the first
-  // write into another CTA's shared memory).
+  // cluster, and whether the cluster barrier arrived on at the row's start
+  // (nfgpu.cluster_arrive) still needs its wait, which the next exchange
+  // does before it writes into another CTA's shared memory.
   Value clusterRank;
-  std::string clusterSlots, clusterBarriers;
   bool clusterWaitPending = false;
-  Value clusterBarrier(unsigned slot);
   /// PTX the NVVM dialect has no op for, with side effects.
   void inlinePtx(ValueRange operands, StringRef ptx, StringRef constraints);
-  Value clusterCombine(Value partial, ReduceKind kind, unsigned slot);
 
   // Staged rows: a staged variant copies its chunks of every [B, S, D]
   // load into shared memory (cp.async) and reads them back from there in

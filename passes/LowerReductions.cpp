@@ -1,13 +1,14 @@
 //===- LowerReductions.cpp - reductions and stores in -nf-lower-to-gpu ----===//
 //
 // Part of normfuse. A row's reductions, from the elements of a thread's
-// chunk (masked where the chunk leaves the row) through the warp's
-// butterfly, the CTA's exchange in shared memory and, in a cluster, the
-// exchange between its CTAs (st.async and an mbarrier per reduction); and
-// the stores of row results and per-row values.
+// chunk (masked where the chunk leaves the row) to the thread's partial
+// value, which one nfgpu.row_reduce combines with the row's other threads
+// (lowered by -nf-lower-row-reductions, LowerRowReductions.cpp); and the
+// stores of row results and per-row values.
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/NfGpuDialect.h"
 #include "passes/KernelLowering.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -112,71 +113,29 @@ Value KernelLowering::allReduce(Value partial, ReduceKind kind, unsigned slot) {
 SmallVector<Value> KernelLowering::allReduce(ArrayRef<Value> partials,
                                              ArrayRef<ReduceKind> kinds,
                                              unsigned firstSlot) {
-  SmallVector<Value> values(partials);
-  // Butterfly among the row's lanes of the warp (lanes of a row are
-  // consecutive and aligned, so xor offsets below T stay inside the row);
-  // the values of one exchange step by step together, their shuffles
-  // independent.
-  int64_t width = std::min<int64_t>(sched.threadsPerRow, 32);
-  Value warpWidth = arith::ConstantIntOp::create(b, loc, 32, 32);
-  for (int64_t offset = width / 2; offset >= 1; offset /= 2) {
-    Value off = arith::ConstantIntOp::create(b, loc, offset, 32);
-    for (size_t i = 0; i < values.size(); ++i) {
-      Value other = gpu::ShuffleOp::create(b, loc, values[i], off, warpWidth,
-                                           gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
-      values[i] = combine(kinds[i], values[i], other);
-    }
-  }
-  int64_t warps = sched.threadsPerRow / 32;
-  if (warps > 1) {
-    // One slot per reduction and row, so that no reduction overwrites what
-    // a slower warp still reads of an earlier one; the values of one
-    // exchange share its barrier.
-    SmallVector<Value> bases;
-    for (size_t i = 0; i < values.size(); ++i)
-      bases.push_back(
-          mul(add(mul(i64c(firstSlot + i), i64c(sched.rowsPerCta)), rowInCta),
-              i64c(warps)));
-    auto toIndex = [&](Value v) {
-      return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
-    };
-    Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         laneInWarp, i64c(0));
-    auto ifOp = scf::IfOp::create(b, loc, leader, false);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      for (size_t i = 0; i < values.size(); ++i)
-        memref::StoreOp::create(b, loc, values[i], workgroup,
-                                ValueRange{toIndex(add(bases[i], warpInRow))});
-    }
-    gpu::BarrierOp::create(b, loc);
-    for (size_t i = 0; i < values.size(); ++i) {
-      Value total;
-      for (int64_t w = 0; w < warps; ++w) {
-        Value part = memref::LoadOp::create(
-            b, loc, workgroup, ValueRange{toIndex(add(bases[i], i64c(w)))});
-        total = total ? combine(kinds[i], total, part) : part;
-      }
-      values[i] = total;
-    }
-  }
+  SmallVector<Attribute> combining;
+  for (ReduceKind kind : kinds)
+    combining.push_back(nfgpu::CombiningKindAttr::get(
+        b.getContext(), kind == ReduceKind::Max ? nfgpu::CombiningKind::Max
+                                                : nfgpu::CombiningKind::Sum));
+  auto exchange = nfgpu::RowReduceOp::create(
+      b, loc, ValueRange(partials).getTypes(), partials, lane, rowInCta,
+      sched.clusterSize > 1 ? clusterRank : Value(), b.getArrayAttr(combining),
+      sched.threadsPerRow, sched.rowsPerCta, sched.clusterSize, firstSlot,
+      /*cluster_wait=*/clusterWaitPending);
+  clusterWaitPending = false;
+  SmallVector<Value> values(exchange.getTotals());
   for (size_t i = 0; i < values.size(); ++i) {
-    Value &value = values[i];
-    if (sched.clusterSize > 1)
-      value = clusterCombine(value, kinds[i], firstSlot + i);
-    if (kinds[i] == ReduceKind::Mean || kinds[i] == ReduceKind::MeanSq) {
-      // sum * (1 / D), the reciprocal from rcp.approx and one Newton step:
-      // within an ulp of sum / D, without the division subroutine.
-      Value d = arith::UIToFPOp::create(b, loc, b.getF32Type(), rowLength);
-      Value r = callF32("llvm.nvvm.rcp.approx.ftz.f", d);
-      Value err = arith::SubFOp::create(b, loc, f32c(1.0),
-                                        arith::MulFOp::create(b, loc, d, r));
-      r = arith::AddFOp::create(b, loc, r,
-                                arith::MulFOp::create(b, loc, r, err));
-      value = arith::MulFOp::create(b, loc, value, r);
-    }
+    if (kinds[i] != ReduceKind::Mean && kinds[i] != ReduceKind::MeanSq)
+      continue;
+    // sum * (1 / D), the reciprocal from rcp.approx and one Newton step:
+    // within an ulp of sum / D, without the division subroutine.
+    Value d = arith::UIToFPOp::create(b, loc, b.getF32Type(), rowLength);
+    Value r = callF32("llvm.nvvm.rcp.approx.ftz.f", d);
+    Value err = arith::SubFOp::create(b, loc, f32c(1.0),
+                                      arith::MulFOp::create(b, loc, d, r));
+    r = arith::AddFOp::create(b, loc, r, arith::MulFOp::create(b, loc, r, err));
+    values[i] = arith::MulFOp::create(b, loc, values[i], r);
   }
   return values;
 }
@@ -239,77 +198,6 @@ void KernelLowering::inlinePtx(ValueRange operands, StringRef ptx,
       LLVM::tailcallkind::TailCallKind::None,
       LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
       ArrayAttr());
-}
-
-Value KernelLowering::clusterBarrier(unsigned slot) {
-  auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
-  Value base = LLVM::AddressOfOp::create(b, loc, ptr3, clusterBarriers);
-  return LLVM::GEPOp::create(b, loc, ptr3, b.getI64Type(), base,
-                             ArrayRef<LLVM::GEPArg>{(int32_t)slot});
-}
-
-Value KernelLowering::clusterCombine(Value partial, ReduceKind kind,
-                                     unsigned slot) {
-  // `partial` is the CTA's result, the same in all its threads. Thread 0
-  // sends it into slot (slot, rank) of every CTA of the cluster with
-  // `st.async`, which counts its 4 bytes on that CTA's mbarrier of the
-  // reduction; the thread also arrives on its own CTA's mbarrier, expecting
-  // 4 bytes from each CTA. Every thread waits on that mbarrier and then
-  // combines the N slots of its own CTA in rank order, so that every CTA
-  // gets the same value. A CTA waits only for the N partials, not (as with
-  // a cluster barrier) for every thread of the cluster and the release
-  // fence before the arrive (measured: docs/benchmarks.md). Each reduction
-  // has its own slots and mbarrier (phase 0, used once), and a CTA's
-  // slots are all written before its wait returns, so none is written
-  // after its CTA exits.
-  if (clusterWaitPending) {
-    NVVM::ClusterWaitOp::create(b, loc, UnitAttr());
-    clusterWaitPending = false;
-  }
-  int64_t n = sched.clusterSize;
-  auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
-  auto ptr7 = LLVM::LLVMPointerType::get(b.getContext(), 7);
-  Value base = LLVM::AddressOfOp::create(b, loc, ptr3, clusterSlots);
-  auto slotPtr = [&](Value index) {
-    return LLVM::GEPOp::create(b, loc, ptr3, b.getF32Type(), base,
-                               ValueRange{index});
-  };
-  Value barrier = clusterBarrier(slot);
-  Value leader = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::eq,
-      add(mul(rowInCta, i64c(sched.threadsPerRow)), lane), i64c(0));
-  auto ifOp = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    NVVM::MBarrierArriveExpectTxOp::create(
-        b, loc, Type(), barrier,
-        arith::ConstantIntOp::create(b, loc, 4 * n, 32),
-        NVVM::MemScopeKind::CTA, /*relaxed=*/false, Value());
-    Value mine = slotPtr(add(i64c(slot * n), clusterRank));
-    Value bits = LLVM::BitcastOp::create(b, loc, b.getI32Type(), partial);
-    for (int64_t r = 0; r < n; ++r) {
-      Value rank = arith::ConstantIntOp::create(b, loc, r, 32);
-      Value remoteSlot = NVVM::MapaOp::create(b, loc, ptr7, mine, rank);
-      Value remoteBarrier = NVVM::MapaOp::create(b, loc, ptr7, barrier, rank);
-      inlinePtx({remoteSlot, bits, remoteBarrier},
-                "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 "
-                "[$0], $1, [$2];",
-                "l,r,l");
-    }
-  }
-  // The suspend-time hint is an upper bound the hardware may cut short; the
-  // op loops until the phase completes.
-  NVVM::MBarrierTryWaitParityOp::create(
-      b, loc, barrier, arith::ConstantIntOp::create(b, loc, 0, 32),
-      arith::ConstantIntOp::create(b, loc, 1000000, 32));
-  Value total;
-  for (int64_t r = 0; r < n; ++r) {
-    Value part = LLVM::LoadOp::create(b, loc, b.getF32Type(),
-                                      slotPtr(i64c(slot * n + r)), 4);
-    total = total ? combine(kind, total, part) : part;
-  }
-  return total;
 }
 
 /// One f32 per row into each [B, S] result, by the row's first thread.

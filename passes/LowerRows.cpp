@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/NfGpuDialect.h"
 #include "passes/KernelLowering.h"
 #include "passes/QuantizedCasts.h"
 
@@ -320,33 +321,13 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
     }
     // The cluster barrier that tells a CTA the others have started (their
     // shared memory exists and their mbarriers are initialized) is arrived
-    // on here, waited on before the first reduction writes into the
-    // others: the row's loads overlap it. Relaxed: of what is written
-    // before it, only the mbarriers' initialization must be seen by the
-    // others, and `fence.mbarrier_init` orders that.
+    // on here (nfgpu.cluster_arrive), waited on before the first reduction
+    // writes into the others (cluster_wait): the row's loads overlap it.
     if (sched.clusterSize > 1 && !reductions.empty()) {
-      // Thread 0 initializes each reduction's mbarrier (one arrival: its
-      // own, with the bytes it expects). Predicated inside the PTX rather
-      // than branched around: a branch here, before the row's loads, changed
-      // how LLVM placed the row's address arithmetic, and ptxas then needed
-      // 57 registers instead of 40 for seed #2's 512 x 3 cluster CTAs (two
-      // CTAs per SM instead of three).
       Value tid32 = arith::TruncIOp::create(
           b, loc, b.getI32Type(),
           add(mul(rowInCta, i64c(sched.threadsPerRow)), lane));
-      std::string init = "{\n.reg .pred p;\nsetp.eq.u32 p, $0, 0;\n";
-      for (unsigned s = 0; s < numReductions; ++s)
-        init += "@p mbarrier.init.shared.b64 [$" + std::to_string(s + 1) +
-                "], 1;\n";
-      init += "@p fence.mbarrier_init.release.cluster;\n}";
-      SmallVector<Value> operands{tid32};
-      std::string constraints = "r";
-      for (unsigned s = 0; s < numReductions; ++s) {
-        operands.push_back(clusterBarrier(s));
-        constraints += ",l";
-      }
-      inlinePtx(operands, init, constraints);
-      NVVM::ClusterArriveRelaxedOp::create(b, loc, UnitAttr());
+      nfgpu::ClusterArriveOp::create(b, loc, tid32);
       clusterWaitPending = true;
     }
     // With several rows per thread, the [B, S, D] loads of every row are

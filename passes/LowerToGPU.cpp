@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/NfGpuDialect.h"
 #include "passes/KernelABI.h"
 #include "passes/KernelLowering.h"
 #include "passes/Passes.h"
@@ -141,41 +142,6 @@ LogicalResult KernelLowering::emit(StringRef name) {
   for (const KernelParam &p : abi)
     paramTypes.push_back(p.type);
 
-  unsigned maxReductions = 0;
-  for (const Chain &chain : chains.getChains())
-    maxReductions = std::max<unsigned>(
-        maxReductions, llvm::count_if(chain.ops, [](Operation *op) {
-          auto reduce = dyn_cast<ReduceOp>(op);
-          return reduce && !reduce.getGroup();
-        }));
-  int64_t warpsPerRow = sched.threadsPerRow / 32;
-  SmallVector<Type> workgroupTypes;
-  if (warpsPerRow > 1 && maxReductions > 0)
-    workgroupTypes.push_back(
-        MemRefType::get({(int64_t)maxReductions * sched.rowsPerThread *
-                         sched.rowsPerCta * warpsPerRow},
-                        b.getF32Type(), MemRefLayoutAttrInterface(),
-                        gpu::AddressSpaceAttr::get(
-                            b.getContext(), gpu::AddressSpace::Workgroup)));
-
-  if (sched.clusterSize > 1 && maxReductions > 0) {
-    // Written by the other CTAs of the cluster (distributed shared memory):
-    // a shared global rather than a workgroup attribution, so that its
-    // address is the same in every CTA.
-    clusterSlots = (name + "_cluster").str();
-    LLVM::GlobalOp::create(
-        b, loc,
-        LLVM::LLVMArrayType::get(b.getF32Type(),
-                                 maxReductions * sched.clusterSize),
-        /*isConstant=*/false, LLVM::Linkage::Internal, clusterSlots,
-        Attribute(), /*alignment=*/4, /*addrSpace=*/3);
-    clusterBarriers = (name + "_cluster_mbar").str();
-    LLVM::GlobalOp::create(
-        b, loc, LLVM::LLVMArrayType::get(b.getI64Type(), maxReductions),
-        /*isConstant=*/false, LLVM::Linkage::Internal, clusterBarriers,
-        Attribute(), /*alignment=*/8, /*addrSpace=*/3);
-  }
-
   // A staged schedule's vectorized variant holds the CTA's share of each
   // [B, S, D] input in a shared buffer, 16 bytes per chunk of each thread
   // (its twin, peeled and general variants do not: Schedule::unstaged).
@@ -190,22 +156,14 @@ LogicalResult KernelLowering::emit(StringRef name) {
                            /*addrSpace=*/3);
   }
 
+  // Shared memory for the row's exchanges is allocated when they are
+  // lowered (-nf-lower-row-reductions).
   auto func =
       gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(paramTypes, {}),
-                             workgroupTypes, TypeRange{});
+                             TypeRange{}, TypeRange{});
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   func.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({(int32_t)sched.blockSize(), 1, 1}));
-  if (!workgroupTypes.empty()) {
-    workgroup = func.getWorkgroupAttributions().front();
-    // The partials are read back 16 bytes at a time (LLVM merges the
-    // loads), so the buffer must be 16-byte aligned: it was only by luck
-    // while it was the first shared variable (another shared variable
-    // before it once gave a misaligned-address fault on the H100).
-    func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
-                                     b.getI64IntegerAttr(16));
-  }
-
   // A 1-D cluster: the runtime launches clusterSize consecutive CTAs per
   // row, which `.reqnctapercluster` groups into one cluster.
   if (sched.clusterSize > 1)
@@ -221,8 +179,6 @@ LogicalResult KernelLowering::emit(StringRef name) {
   Value threads = i64c(sched.threadsPerRow);
   lane = rem(tid, threads);
   rowInCta = div(tid, threads);
-  warpInRow = div(lane, i64c(32));
-  laneInWarp = rem(lane, i64c(32));
   warpLane =
       arith::TruncIOp::create(b, loc, b.getI32Type(), rem(tid, i64c(32)));
   // For a cluster of (N, 1, 1), %cluster_ctarank is blockIdx.x mod N.

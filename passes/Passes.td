@@ -304,10 +304,10 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     Each CTA runs `rows_per_cta` rows of one chain (chains own disjoint CTA
     ranges, so barriers stay uniform). A thread owns chunks `lane`,
     `lane + T`, ... of its row. Reductions accumulate in f32: a partial per
-    thread, a butterfly of `gpu.shuffle xor` inside the row's lanes, then a
-    shared-memory step across the warps of a CTA row; consecutive
-    reductions none of which reads another's result share that exchange
-    (their shuffles interleaved, one barrier). LayerNorm's two
+    thread, combined with the row's other threads (and CTAs) by one
+    `nfgpu.row_reduce` (lowered by `-nf-lower-row-reductions`);
+    consecutive reductions none of which reads another's result share that
+    exchange (one op of several values). LayerNorm's two
     reductions run as two passes over the register-resident row (a
     `streaming` row is re-read per pass; the streamed general variant of a
     row with one reduction takes 8 elements per thread and iteration, from
@@ -340,6 +340,51 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::nfgpu::NfGpuDialect"
+  ];
+}
+
+def NfLowerRowReductions : Pass<"nf-lower-row-reductions",
+                                "::mlir::ModuleOp"> {
+  let summary = "lower the row exchanges of the GPU level and allocate "
+                "their shared memory";
+  let description = [{
+    Rewrites each `nfgpu.row_reduce` of a `gpu.func` into the exchange it
+    stands for: a butterfly of `gpu.shuffle xor` among the row's lanes of a
+    warp (the values of one op step together); with more than 32 threads
+    per row, lane 0 of each warp stores its values into a workgroup buffer,
+    one `gpu.barrier`, and every thread combines the warps' values in
+    order; in a cluster, thread 0 of each CTA sends the CTA's value to
+    every CTA of the cluster (`nvvm.mapa`, `st.async` counted on that CTA's
+    mbarrier of the slot) and every thread waits on its own mbarrier and
+    combines the N values in rank order. `nfgpu.cluster_arrive` becomes the
+    initialization of the mbarriers of the exchanges in its region (by
+    thread 0, predicated inside the PTX), `fence.mbarrier_init` and a
+    relaxed cluster arrive; the exchange marked `cluster_wait` waits on the
+    cluster barrier before its first write into another CTA.
+
+    The pass allocates what the exchanges use, from their slots: a
+    workgroup attribution of `slots * rows_per_cta * warps` f32 (16-byte
+    aligned, read back 16 bytes at a time), and in a cluster the globals
+    `@<func>_cluster` (`slots * cluster_size` f32) and
+    `@<func>_cluster_mbar` (`slots` mbarriers) in shared memory. All
+    exchanges of one function must map rows onto threads alike.
+
+    ```mlir
+    %t = nfgpu.row_reduce [#nfgpu.combining<sum>] %p lane %lane row %row
+        {threads_per_row = 64 : i64, rows_per_cta = 2 : i64,
+         cluster_size = 1 : i64, slot = 0 : i64} : f32
+    // becomes
+    %s0 = gpu.shuffle xor %p, %c16_i32, %c32_i32 : f32
+    ...
+    scf.if %lane_is_0 { memref.store %v, %wg[%i] : memref<4xf32, #gpu.address_space<workgroup>> }
+    gpu.barrier
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
     "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect"
   ];
 }

@@ -1,4 +1,4 @@
-// RUN: nf-opt %s -nf-materialize-variants -nf-lower-to-gpu | FileCheck %s
+// RUN: nf-opt %s -nf-materialize-variants -nf-lower-to-gpu -nf-lower-row-reductions | FileCheck %s
 
 // A cluster schedule: two CTAs of 512 threads share a row of up to 32768
 // bf16, each holding 4 chunks per thread. The function asks for clusters of

@@ -1,4 +1,4 @@
-// RUN: nf-opt %s -nf-materialize-variants -nf-lower-to-gpu -split-input-file | FileCheck %s
+// RUN: nf-opt %s -nf-materialize-variants -nf-lower-to-gpu -nf-lower-row-reductions -split-input-file | FileCheck %s
 
 // Per-token quantization after RMSNorm * w. In a variant whose rows one CTA
 // holds in registers, nf-lower-to-gpu lowers the kernel with its per-row

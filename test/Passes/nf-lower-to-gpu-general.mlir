@@ -1,4 +1,4 @@
-// RUN: nf-opt %s -nf-materialize-variants="drop=sm_v0_cta256x4,sm_v1_cta256x8,sm_v2_cta256x16,rms_v0_cta256x4,rms_v1_cta256x8,rms_v2_cta256x16,sm512_v0_cta512x4,sm512_v1_cta512x8,sm512_v2_cta512x16,fa_v0_cta256x4,fa_v1_cta256x8,fa_v2_cta256x16,sm_p3_cta256x4,rms_p3_cta256x4,sm512_p3_cta512x4,fa_p3_cta256x4,five_v0_cta1024x4,five_v1_cta1024x8,five_v2_cta1024x16" -nf-lower-to-gpu | FileCheck %s
+// RUN: nf-opt %s -nf-materialize-variants="drop=sm_v0_cta256x4,sm_v1_cta256x8,sm_v2_cta256x16,rms_v0_cta256x4,rms_v1_cta256x8,rms_v2_cta256x16,sm512_v0_cta512x4,sm512_v1_cta512x8,sm512_v2_cta512x16,fa_v0_cta256x4,fa_v1_cta256x8,fa_v2_cta256x16,sm_p3_cta256x4,rms_p3_cta256x4,sm512_p3_cta512x4,fa_p3_cta256x4,five_v0_cta1024x4,five_v1_cta1024x8,five_v2_cta1024x16" -nf-lower-to-gpu -nf-lower-row-reductions | FileCheck %s
 
 // The general variant of a two-reduction row at 256 threads x 32 elements
 // keeps its row in registers: each element's load is predicated on being

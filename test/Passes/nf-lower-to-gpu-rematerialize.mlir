@@ -1,4 +1,4 @@
-// RUN: nf-opt %s -nf-materialize-variants -nf-lower-to-gpu -split-input-file | FileCheck %s
+// RUN: nf-opt %s -nf-materialize-variants -nf-lower-to-gpu -nf-lower-row-reductions -split-input-file | FileCheck %s
 
 // A register-resident row program with one reduction recomputes what its
 // epilogue needs from the row as loaded when that holds at most half the bits

@@ -1,4 +1,4 @@
-// RUN: nf-opt %s -nf-materialize-variants -nf-lower-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: nf-opt %s -nf-materialize-variants -nf-lower-to-gpu -nf-lower-row-reductions -split-input-file -verify-diagnostics | FileCheck %s
 
 // A staged cluster schedule: two CTAs of 256 threads share a row of up to
 // 32768 bf16, each holding its 8 chunks per thread in a shared buffer

@@ -1,4 +1,4 @@
-// RUN: nf-opt %s -nf-materialize-variants -nf-lower-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: nf-opt %s -nf-materialize-variants -nf-lower-to-gpu -nf-lower-row-reductions -split-input-file -verify-diagnostics | FileCheck %s
 
 // A kernel with one schedule becomes a vectorized and a general variant
 // (-nf-materialize-variants), each a gpu.func @<kernel>_<variant> with one

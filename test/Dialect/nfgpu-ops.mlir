@@ -1,0 +1,23 @@
+// RUN: nf-opt %s | nf-opt | FileCheck %s
+
+// The GPU level's ops print as they parse.
+// CHECK-LABEL: gpu.func @exchanges(
+// CHECK: nfgpu.cluster_arrive %{{.*}}
+// CHECK: %{{.*}}:2 = nfgpu.row_reduce [#nfgpu.combining<sum>, #nfgpu.combining<max>] %{{.*}}, %{{.*}} lane %{{.*}} row %{{.*}} rank %{{.*}} {cluster_size = 4 : i64, cluster_wait, rows_per_cta = 1 : i64, slot = 0 : i64, threads_per_row = 256 : i64} : f32, f32
+// CHECK: nfgpu.row_reduce [#nfgpu.combining<sum>] %{{.*}} lane %{{.*}} row %{{.*}} rank %{{.*}} {cluster_size = 4 : i64, rows_per_cta = 1 : i64, slot = 2 : i64, threads_per_row = 256 : i64} : f32
+module attributes {gpu.container_module} {
+gpu.module @k {
+  gpu.func @exchanges(%a: f32, %m: f32, %lane: i64, %row: i64, %rank: i64,
+                      %tid: i32) kernel {
+    nfgpu.cluster_arrive %tid
+    %s, %x = nfgpu.row_reduce [#nfgpu.combining<sum>, #nfgpu.combining<max>]
+        %a, %m lane %lane row %row rank %rank
+        {threads_per_row = 256 : i64, rows_per_cta = 1 : i64,
+         cluster_size = 4 : i64, slot = 0 : i64, cluster_wait} : f32, f32
+    %t = nfgpu.row_reduce [#nfgpu.combining<sum>] %s lane %lane row %row
+        rank %rank {threads_per_row = 256 : i64, rows_per_cta = 1 : i64,
+        cluster_size = 4 : i64, slot = 2 : i64} : f32
+    gpu.return
+  }
+}
+}
