@@ -177,6 +177,9 @@ private:
   void maybeRematerialize(MutableArrayRef<Chunk> chunks, ArrayRef<Value> needed,
                           unsigned index);
   Value opaque(Value v, Value zero);
+  /// Loads kept across every reduction: those of a tensor a result
+  /// overwrites in place before the row's first exchange (emitRow).
+  DenseSet<Value> pinnedLoads;
   unsigned chainIndex = 0;
 
   KernelOp kernel;

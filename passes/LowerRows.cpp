@@ -527,9 +527,76 @@ static bool dependsOnAny(Value v, ArrayRef<ReduceOp> reductions) {
   return false;
 }
 
+/// Whether `v` is computed from the result of any reduction, of the row or
+/// of a group.
+static bool dependsOnReduction(Value v) {
+  DenseSet<Value> seen;
+  SmallVector<Value> stack{v};
+  while (!stack.empty()) {
+    Value x = stack.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (Operation *op = x.getDefiningOp()) {
+      if (isa<ReduceOp>(op))
+        return true;
+      llvm::append_range(stack, op->getOperands());
+    }
+  }
+  return false;
+}
+
 void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
                              ArrayRef<ReduceOp> reductions,
                              ArrayRef<std::pair<unsigned, Value>> outputs) {
+  // An output computed from no reduction's result (fused add + RMSNorm's
+  // r = x + residual, the residual stream) is stored before the row's
+  // first exchange: its stores leave a phase earlier, and its values are
+  // not held across the barrier. Written in place, the loads of the tensor
+  // it overwrites are then kept across every reduction (pinnedLoads): a
+  // row that rematerialization would read again from memory would read
+  // the stored result. Not with rotary embedding, whose partners may be
+  // read after another thread's store.
+  SmallVector<std::pair<unsigned, Value>> lateOutputs;
+  if (!reductions.empty() && !hasRope) {
+    // The loads the early outputs need, of every chunk, come first: a load
+    // of a tensor written in place cannot move above a store that may alias
+    // it, so chunk k + 1's loads would wait for chunk k's store.
+    SetVector<Operation *> loads;
+    for (const auto &output : outputs) {
+      if (dependsOnReduction(output.second))
+        continue;
+      SmallVector<Value> stack{output.second};
+      DenseSet<Value> seen;
+      while (!stack.empty()) {
+        Value v = stack.pop_back_val();
+        Operation *op = v.getDefiningOp();
+        if (!op || !seen.insert(v).second)
+          continue;
+        if (isa<LoadOp, SelectLoadOp>(op))
+          loads.insert(op);
+        else
+          llvm::append_range(stack, op->getOperands());
+      }
+    }
+    for (Chunk &chunk : chunks)
+      for (Operation *op : chain.ops)
+        if (loads.contains(op))
+          evaluate(op->getResult(0), chunk);
+    for (const auto &output : outputs) {
+      if (dependsOnReduction(output.second)) {
+        lateOutputs.push_back(output);
+        continue;
+      }
+      if (std::optional<unsigned> arg = kernel.getInPlaceArgument(output.first))
+        for (Operation *op : chain.ops)
+          if (auto load = dyn_cast<LoadOp>(op))
+            if (load.getSource() == kernel.getBody().front().getArgument(*arg))
+              pinnedLoads.insert(load.getResult());
+      for (Chunk &chunk : chunks)
+        storeOutput(output.first, output.second, chunk);
+    }
+    outputs = lateOutputs;
+  }
   // With several reductions, a thread of a 512-thread CTA that holds at most
   // 24 elements recomputes from the narrow row before each reduction after
   // the first and before the epilogue. That puts the widening (and

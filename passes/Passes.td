@@ -307,7 +307,11 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     thread, combined with the row's other threads (and CTAs) by one
     `nfgpu.row_reduce` (lowered by `-nf-lower-row-reductions`);
     consecutive reductions none of which reads another's result share that
-    exchange (one op of several values). LayerNorm's two
+    exchange (one op of several values). In a register-resident row, an
+    output that depends on no reduction (fused add + RMSNorm's residual
+    stream) is stored before the first exchange, after the loads it needs
+    of every chunk; a tensor it overwrites in place is then never loaded
+    again in that row. LayerNorm's two
     reductions run as two passes over the register-resident row (a
     `streaming` row is re-read per pass; the streamed general variant of a
     row with one reduction takes 8 elements per thread and iteration, from

@@ -104,7 +104,7 @@ void KernelLowering::maybeRematerialize(MutableArrayRef<Chunk> chunks,
   for (Chunk &chunk : chunks) {
     llvm::MapVector<Value, Value> kept;
     for (auto &[v, value] : chunk.cache) {
-      if (!isKeptAcrossReduction(v, value))
+      if (!isKeptAcrossReduction(v, value) && !pinnedLoads.contains(v))
         continue;
       bool narrow =
           getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth() < 32;
