@@ -217,8 +217,6 @@ private:
   // does before it writes into another CTA's shared memory.
   Value clusterRank;
   bool clusterWaitPending = false;
-  /// PTX the NVVM dialect has no op for, with side effects.
-  void inlinePtx(ValueRange operands, StringRef ptx, StringRef constraints);
 
   // Staged rows: a staged variant copies its chunks of every [B, S, D]
   // load into shared memory (cp.async) and reads them back from there in

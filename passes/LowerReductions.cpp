@@ -190,16 +190,6 @@ void KernelLowering::storeRow(unsigned result, Value value, Chunk &chunk) {
   }
 }
 
-void KernelLowering::inlinePtx(ValueRange operands, StringRef ptx,
-                               StringRef constraints) {
-  LLVM::InlineAsmOp::create(
-      b, loc, TypeRange{}, operands, ptx, constraints,
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-      ArrayAttr());
-}
-
 /// One f32 per row into each [B, S] result, by the row's first thread.
 void KernelLowering::storePerRowValues(
     ArrayRef<std::pair<unsigned, Value>> outputs) {

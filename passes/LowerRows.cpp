@@ -508,18 +508,15 @@ void KernelLowering::emitStreamedRows(
   }
 }
 
-/// Whether `v` is computed from the result of one of `reductions`.
-static bool dependsOnAny(Value v, ArrayRef<ReduceOp> reductions) {
-  DenseSet<Value> results;
-  for (ReduceOp reduce : reductions)
-    results.insert(reduce.getResult());
+/// Whether `v` is computed from a value for which `isSource` holds.
+static bool computedFrom(Value v, function_ref<bool(Value)> isSource) {
   DenseSet<Value> seen;
   SmallVector<Value> stack{v};
   while (!stack.empty()) {
     Value x = stack.pop_back_val();
     if (!seen.insert(x).second)
       continue;
-    if (results.contains(x))
+    if (isSource(x))
       return true;
     if (Operation *op = x.getDefiningOp())
       llvm::append_range(stack, op->getOperands());
@@ -527,22 +524,19 @@ static bool dependsOnAny(Value v, ArrayRef<ReduceOp> reductions) {
   return false;
 }
 
+/// Whether `v` is computed from the result of one of `reductions`.
+static bool dependsOnAny(Value v, ArrayRef<ReduceOp> reductions) {
+  DenseSet<Value> results;
+  for (ReduceOp reduce : reductions)
+    results.insert(reduce.getResult());
+  return computedFrom(v, [&](Value x) { return results.contains(x); });
+}
+
 /// Whether `v` is computed from the result of any reduction, of the row or
 /// of a group.
 static bool dependsOnReduction(Value v) {
-  DenseSet<Value> seen;
-  SmallVector<Value> stack{v};
-  while (!stack.empty()) {
-    Value x = stack.pop_back_val();
-    if (!seen.insert(x).second)
-      continue;
-    if (Operation *op = x.getDefiningOp()) {
-      if (isa<ReduceOp>(op))
-        return true;
-      llvm::append_range(stack, op->getOperands());
-    }
-  }
-  return false;
+  return computedFrom(
+      v, [](Value x) { return isa_and_nonnull<ReduceOp>(x.getDefiningOp()); });
 }
 
 void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
