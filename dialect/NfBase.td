@@ -147,9 +147,10 @@ def Nf_ScheduleAttr : Nf_Attr<"Schedule", "schedule"> {
     `threads_per_row` threads (a power of two) share a row; a CTA holds
     `rows_per_cta` such row groups, and each group holds `rows_per_thread`
     rows at once. A thread touches `chunk` consecutive elements at a time
-    (16 bytes of the narrowest row type for a vectorized variant; 1 for a
-    general one, or the vectorized chunk in a kernel with group reductions,
-    each element then loaded on its own). With `chunks_per_thread` > 0 the row stays in registers:
+    (16 bytes of the narrowest row type for a vectorized variant, or 8 where
+    the schedule reads f32 operands along a 16-bit row in 16-byte accesses;
+    1 for a general one, or the vectorized chunk in a kernel with group
+    reductions, each element then loaded on its own). With `chunks_per_thread` > 0 the row stays in registers:
     a thread holds at most that many chunks, so the variant serves rows of
     at most `threads_per_row * chunks_per_thread * chunk`
     elements. With 0 the row is streamed from memory once per reduction (any

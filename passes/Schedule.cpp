@@ -212,6 +212,18 @@ static int64_t defaultMaxChunks(KernelOp kernel) {
 /// thread"). Rows that the 1024-thread rule takes keep it.
 static constexpr int64_t kLongRowMaxChunks = kDefaultMaxChunks + 1;
 
+/// Whether `kernel` loads an operand broadcast along the rows ([D],
+/// [B, 1, D], ...) of 4-byte elements.
+static bool hasF32BroadcastOperand(KernelOp kernel) {
+  bool found = false;
+  kernel.walk([&](LoadOp load) {
+    found |= load.getKind() != BroadcastKind::BSD &&
+             load.getKind() != BroadcastKind::One &&
+             getElementBytes(load.getSource().getType()) == 4;
+  });
+  return found;
+}
+
 /// The most [B, S, D] tensors one chain of `kernel` loads.
 static int64_t countRowInputs(KernelOp kernel) {
   ChainAnalysis chains(kernel);
@@ -663,6 +675,30 @@ struct NfSelectSchedulePass
         if (getStagedRowBytes(kernel, staged) <= kMaxStagedRowBytes)
           s = staged;
       }
+    }
+    // A one-CTA row of 512 threads x 3 chunks of a 16-bit row that reads
+    // f32 operands along it (LayerNorm's weight and bias,
+    // layernorm_modulate_quant_fp8's scale and shift) in chunks of half as
+    // many elements, twice as many per thread: the thread's 16-byte f32
+    // accesses then cover consecutive addresses across the warp (with 8
+    // elements, each 16-byte half of a thread's 32 bytes used half of every
+    // sector a warp instruction touched), and ptxas kept LayerNorm at 32
+    // registers instead of 40 (four CTAs per SM, not three). H200 (D =
+    // 11264 / 12288): LayerNorm +4.9 / +5.8, layernorm_modulate_quant_fp8
+    // +2.1 / +3.0. Not for kernels of two [B, S, D] inputs or one
+    // reduction, nor rows without such operands, which lost: seed #1 -14,
+    // softmax -12, fused add + RMSNorm + int8 -14 to -18, RMSNorm -2,
+    // rmsnorm_quant_fp8 -3, seed #2 -3; nor at 512 x 4, where both took 64
+    // registers (LayerNorm 13312-16384 -0.3 to +2.1; docs/benchmarks.md,
+    // "Half chunks for f32 operands along a 16-bit row").
+    if (!streaming && s.clusterSize == 1 && !s.staged && threadsPerRow == 0 &&
+        maxChunks == 0 && rowsPerCta <= 1 && rowsPerThread <= 1 &&
+        s.threadsPerRow == kMaxRegisterRowThreads && s.chunk == 8 &&
+        s.chunksPerThread == 3 && getGroupLanes(kernel, 1) == 1 &&
+        countRowInputs(kernel) == 1 && countRowReductions(kernel) >= 2 &&
+        hasF32BroadcastOperand(kernel)) {
+      s.chunk = 4;
+      s.chunksPerThread = 6;
     }
     // Streamed rows: 256 threads, measured best for a dynamic D at
     // D = 3072 on an H100 (77% of the copy floor against 66% with 512 and

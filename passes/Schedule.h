@@ -4,7 +4,8 @@
 //
 // A schedule says how many threads share one row, how many rows a CTA
 // holds, how many elements a thread touches at once (the chunk: 16 bytes of
-// the narrowest row type), and whether the row stays in registers
+// the narrowest row type, or 8 for f32 operands along a 16-bit row in one
+// schedule, see -nf-select-schedule), and whether the row stays in registers
 // (`chunks_per_thread` > 0) or is streamed from memory once per reduction
 // (`chunks_per_thread` == 0; any D). -nf-select-schedule stores the
 // schedules it chose on the kernel (`nf.schedules`, #nf.schedule
