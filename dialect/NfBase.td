@@ -150,11 +150,11 @@ def Nf_ScheduleAttr : Nf_Attr<"Schedule", "schedule"> {
     (16 bytes of the narrowest row type for a vectorized variant, or 8 where
     the schedule reads f32 operands along a 16-bit row in 16-byte accesses;
     1 for a general one, or the vectorized chunk in a kernel with group
-    reductions, each element then loaded on its own). With `chunks_per_thread` > 0 the row stays in registers:
-    a thread holds at most that many chunks, so the variant serves rows of
-    at most `threads_per_row * chunks_per_thread * chunk`
-    elements. With 0 the row is streamed from memory once per reduction (any
-    D).
+    reductions, each element then loaded on its own). With
+    `chunks_per_thread` > 0 the row stays in registers: a thread holds at
+    most that many chunks, so the variant serves rows of at most
+    `threads_per_row * chunks_per_thread * chunk` elements. With 0 the row
+    is streamed from memory once per reduction (any D).
     With `cluster_size` = N > 1 (sm_90 and newer) a row too long for one
     CTA's registers is shared by the N CTAs of a thread-block cluster, each
     holding `threads_per_row * chunks_per_thread` of its chunks: the variant

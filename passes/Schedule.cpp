@@ -676,21 +676,21 @@ struct NfSelectSchedulePass
           s = staged;
       }
     }
-    // A one-CTA row of 512 threads x 3 chunks of a 16-bit row that reads
-    // f32 operands along it (LayerNorm's weight and bias,
-    // layernorm_modulate_quant_fp8's scale and shift) in chunks of half as
-    // many elements, twice as many per thread: the thread's 16-byte f32
-    // accesses then cover consecutive addresses across the warp (with 8
-    // elements, each 16-byte half of a thread's 32 bytes used half of every
-    // sector a warp instruction touched), and ptxas kept LayerNorm at 32
-    // registers instead of 40 (four CTAs per SM, not three). H200 (D =
-    // 11264 / 12288): LayerNorm +4.9 / +5.8, layernorm_modulate_quant_fp8
+    // Half chunks: a 16-bit row held by 512 threads in 3 chunks of 8
+    // elements, of a kernel that reads f32 operands along it (LayerNorm's
+    // weight and bias, layernorm_modulate_quant_fp8's scale and shift), is
+    // held in 6 chunks of 4 instead. A thread's 16-byte f32 accesses then
+    // cover consecutive addresses across the warp (with 8 elements a thread
+    // reads 32 bytes per operand and chunk, in two loads that each use half
+    // of every sector the warp touches), and ptxas kept LayerNorm at 32
+    // registers instead of 40 (four CTAs per SM, not three). H200, D =
+    // 11264 / 12288: LayerNorm +4.9 / +5.8, layernorm_modulate_quant_fp8
     // +2.1 / +3.0. Not for kernels of two [B, S, D] inputs or one
     // reduction, nor rows without such operands, which lost: seed #1 -14,
     // softmax -12, fused add + RMSNorm + int8 -14 to -18, RMSNorm -2,
     // rmsnorm_quant_fp8 -3, seed #2 -3; nor at 512 x 4, where both took 64
-    // registers (LayerNorm 13312-16384 -0.3 to +2.1; docs/benchmarks.md,
-    // "Half chunks for f32 operands along a 16-bit row").
+    // registers (LayerNorm 13312-16384 -0.3 to +2.1). docs/benchmarks.md,
+    // "What the operands along the row cost; half chunks for f32 operands".
     if (!streaming && s.clusterSize == 1 && !s.staged && threadsPerRow == 0 &&
         maxChunks == 0 && rowsPerCta <= 1 && rowsPerThread <= 1 &&
         s.threadsPerRow == kMaxRegisterRowThreads && s.chunk == 8 &&
