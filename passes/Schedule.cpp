@@ -161,10 +161,14 @@ getLoadBytesPerElement(KernelOp kernel,
   return bytes;
 }
 
+/// Whether a load of broadcast kind `kind` reads an operand along the row
+/// ([D], [B, 1, D], [B, D], [B, F, 1, D]): one element per row element.
+static bool isAlongRow(BroadcastKind kind) {
+  return kind != BroadcastKind::BSD && kind != BroadcastKind::One;
+}
+
 int64_t mlir::nf::getBroadcastBytesPerElement(KernelOp kernel) {
-  return getLoadBytesPerElement(kernel, [](BroadcastKind kind) {
-    return kind != BroadcastKind::BSD && kind != BroadcastKind::One;
-  });
+  return getLoadBytesPerElement(kernel, isAlongRow);
 }
 
 /// Bytes of [B, S, D] tensors per row element that `kernel` reads and
@@ -217,8 +221,7 @@ static constexpr int64_t kLongRowMaxChunks = kDefaultMaxChunks + 1;
 static bool hasF32BroadcastOperand(KernelOp kernel) {
   bool found = false;
   kernel.walk([&](LoadOp load) {
-    found |= load.getKind() != BroadcastKind::BSD &&
-             load.getKind() != BroadcastKind::One &&
+    found |= isAlongRow(load.getKind()) &&
              getElementBytes(load.getSource().getType()) == 4;
   });
   return found;
