@@ -55,10 +55,11 @@ struct Chunk {
 class KernelLowering {
 public:
   KernelLowering(KernelOp kernel, const Schedule &schedule, bool vectorized,
-                 bool peeled, bool hardwareFp8, OpBuilder &builder)
+                 bool peeled, bool hardwareFp8, bool thirdCta,
+                 OpBuilder &builder)
       : kernel(kernel), chains(kernel), sched(schedule), vectorized(vectorized),
-        peeled(peeled), hardwareFp8(hardwareFp8), b(builder),
-        loc(kernel.getLoc()) {
+        peeled(peeled), hardwareFp8(hardwareFp8), thirdCta(thirdCta),
+        b(builder), loc(kernel.getLoc()) {
     kernel.walk([&](RopeOp) { hasRope = true; });
     bool inPlace = false;
     for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
@@ -192,6 +193,9 @@ private:
   bool peeled;
   /// The target converts f32 pairs to fp8 in one instruction (sm_90 on).
   bool hardwareFp8;
+  /// The row is recomputed between reductions for a third CTA per SM
+  /// (recomputesForThirdCta).
+  bool thirdCta;
   /// The kernel applies rotary embedding; and also writes a result in place
   /// (partners are then read where other chunks store).
   bool hasRope = false, inPlaceRope = false;

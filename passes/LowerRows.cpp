@@ -604,12 +604,15 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
   // later reduction reads a broadcast operand (laterReductionReadsBroadcast),
   // except in a cluster, whose schedule was chosen for the registers the
   // first recomputation frees (Schedule.cpp). A staged row always reads
-  // its chunks back from shared memory (maybeRematerialize).
+  // its chunks back from shared memory (maybeRematerialize). LayerNorm's
+  // 512 x 4 rows recompute too, where nf-compile asks ptxas for a third CTA
+  // per SM (recomputesForThirdCta; the twins of chunks of 4 or 2 do not).
   bool rematerializeAll =
       reductions.size() > 1 &&
       (stagedRows ||
        (sched.recomputesBetweenReductions() &&
-        (sched.clusterSize > 1 || !laterReductionReadsBroadcast(reductions))));
+        (sched.clusterSize > 1 || !laterReductionReadsBroadcast(reductions))) ||
+       thirdCta);
   auto neededFrom = [&](size_t first) {
     SmallVector<Value> needed;
     for (ReduceOp later : reductions.drop_front(first))

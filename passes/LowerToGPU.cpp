@@ -249,9 +249,12 @@ struct NfLowerToGPUPass : nf::impl::NfLowerToGPUBase<NfLowerToGPUPass> {
         Schedule schedule = Schedule::fromAttr(variant.getSchedule());
         bool useFactored = factored && schedule.isRegisterResident() &&
                            schedule.clusterSize == 1;
-        KernelLowering lowering(useFactored ? factored : kernel, schedule,
-                                variant.getVectorized(), variant.getPeeled(),
-                                hasHardwareFp8(chip), b);
+        KernelLowering lowering(
+            useFactored ? factored : kernel, schedule, variant.getVectorized(),
+            variant.getPeeled(), hasHardwareFp8(chip),
+            variant.getVectorized() &&
+                recomputesForThirdCta(kernel, schedule, chip),
+            b);
         if (failed(lowering.emit(getVariantFunctionName(kernel, variant)))) {
           if (factored)
             factored.erase();

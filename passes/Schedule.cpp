@@ -379,6 +379,34 @@ static constexpr int64_t kMaxWideRowElements = 16;
 static constexpr int64_t kStagedRowThreads = 256;
 static constexpr int64_t kMaxStagedRowBytes = 32 * 1024;
 
+/// recomputesForThirdCta. LayerNorm (f32 weight and bias) in 512 x 4 took
+/// 64 registers keeping `x - mean` in f32 across the second reduction, two
+/// CTAs per SM; recomputing it from the bf16 row took 52, still two (and
+/// was slower: 81.2 -> 78.6% of a copy at 16384), and with three CTAs asked
+/// for ptxas fits 40 with 12 bytes of spill. H200, against 512 x 4 as it
+/// was: +3.9 / +4.0 / +3.9 / +3.5 / +2.7 at D = 12800 / 13312 / 14336 /
+/// 15360 / 16384; four CTAs (32 registers, 40 bytes of spill) lost 3 to 5
+/// (docs/benchmarks.md, "A third CTA for LayerNorm's 512 x 4 rows"). The
+/// twins (chunks of 4 or 2) are left as they were; held in 8 chunks of 4
+/// and three CTAs, LayerNorm gained 5.6-7.0 at 12800-14336 but lost 6.5 at
+/// 15360-16384, and layernorm_modulate_quant_fp8 (whose later reduction
+/// reads its scale and shift) lost 17. Not measured on other kernels:
+/// `nf.select_load` and rotary kernels, two [B, S, D] inputs.
+bool mlir::nf::recomputesForThirdCta(KernelOp kernel, const Schedule &s,
+                                     StringRef chip) {
+  if (chip == "sm_75" || !s.isRegisterResident() || s.staged ||
+      s.clusterSize != 1 || s.threadsPerRow != kMaxRegisterRowThreads ||
+      s.rowsPerThread != 1 || s.chunk != 8 || s.chunksPerThread != 4)
+    return false;
+  bool unmeasured = false;
+  kernel.walk(
+      [&](Operation *op) { unmeasured |= isa<SelectLoadOp, RopeOp>(op); });
+  return !unmeasured && countRowInputs(kernel) == 1 &&
+         countRowReductions(kernel) >= 2 &&
+         getBroadcastBytesPerElement(kernel) > 0 &&
+         !anyLaterReductionReadsBroadcast(kernel);
+}
+
 Schedule Schedule::unstaged() const {
   Schedule s = *this;
   s.staged = false;
