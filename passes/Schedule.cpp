@@ -390,13 +390,17 @@ static constexpr int64_t kMaxStagedRowBytes = 32 * 1024;
 /// twins (chunks of 4 or 2) are left as they were; held in 8 chunks of 4
 /// and three CTAs, LayerNorm gained 5.6-7.0 at 12800-14336 but lost 6.5 at
 /// 15360-16384, and layernorm_modulate_quant_fp8 (whose later reduction
-/// reads its scale and shift) lost 17. Not measured on other kernels:
+/// reads its scale and shift) lost 17. At 512 x 5 (D = 16385-20480; 64
+/// registers and 4 bytes of spill at two CTAs) likewise 40 registers, 8
+/// bytes of spill: +6.8 / +6.9 / +6.2 / +4.7 / +3.8 at D = 16896 / 17408 /
+/// 18432 / 19456 / 20480 (same section). Not measured on other kernels:
 /// `nf.select_load` and rotary kernels, two [B, S, D] inputs.
 bool mlir::nf::recomputesForThirdCta(KernelOp kernel, const Schedule &s,
                                      StringRef chip) {
   if (chip == "sm_75" || !s.isRegisterResident() || s.staged ||
       s.clusterSize != 1 || s.threadsPerRow != kMaxRegisterRowThreads ||
-      s.rowsPerThread != 1 || s.chunk != 8 || s.chunksPerThread != 4)
+      s.rowsPerThread != 1 || s.chunk != 8 ||
+      (s.chunksPerThread != 4 && s.chunksPerThread != 5))
     return false;
   bool unmeasured = false;
   kernel.walk(

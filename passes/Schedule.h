@@ -170,11 +170,11 @@ bool holdsGeneralRowPredicated(KernelOp kernel, const Schedule &g);
 /// Whether a variant of `kernel` with the schedule `s` recomputes its row
 /// between reductions for a third CTA of 512 threads per SM, which
 /// nf-compile asks ptxas for (`.minnctapersm 3`, kept where ptxas spills
-/// at most 16 bytes): a 16-bit row held by 512 threads in 4 chunks of 8
-/// elements (32 per thread, beyond `recomputesBetweenReductions`), of a
+/// at most 16 bytes): a 16-bit row held by 512 threads in 4 or 5 chunks of
+/// 8 elements (32 or 40 per thread, beyond `recomputesBetweenReductions`), of a
 /// kernel that loads one [B, S, D] tensor with `nf.load`, reduces it twice
 /// or more, reads operands along the row, and whose later reductions read
-/// none of them (LayerNorm with its weight and bias at D = 12289-16384).
+/// none of them (LayerNorm with its weight and bias at D = 12289-20480).
 /// Never for `chip` sm_75 (1024 threads per SM: two such CTAs at most).
 /// See Schedule.cpp.
 bool recomputesForThirdCta(KernelOp kernel, const Schedule &s, StringRef chip);

@@ -88,17 +88,18 @@ static cl::opt<bool> ptxasInfo(
     cl::cat(category));
 static cl::opt<bool> avoidSpillsOption(
     "avoid-spills",
-    cl::desc("Assemble the PTX with ptxas (when --cuda-path has it) and, for "
-             "each kernel ptxas spills registers of, reassemble it with "
-             ".minnctapersm set to the occupancy ptxas chose (then one CTA "
-             "fewer) until it does not spill; and ask for two CTAs per SM "
-             "where a register-resident CTA of 512+ threads would be alone "
-             "on its SM, and for three where the lowering recomputed a "
-             "LayerNorm-like 512 x 4 row for them, each kept if ptxas then "
-             "spills at most 16 bytes; and ask "
-             "for one more CTA per SM where a kernel is within 8 registers "
-             "of it, kept if ptxas then does not spill (default on; skipped "
-             "without ptxas, an error if asked for explicitly)"),
+    cl::desc(
+        "Assemble the PTX with ptxas (when --cuda-path has it) and, for "
+        "each kernel ptxas spills registers of, reassemble it with "
+        ".minnctapersm set to the occupancy ptxas chose (then one CTA "
+        "fewer) until it does not spill; and ask for two CTAs per SM "
+        "where a register-resident CTA of 512+ threads would be alone "
+        "on its SM, and for three where the lowering recomputed a "
+        "LayerNorm-like 512 x 4 or 5 row for them, each kept if ptxas then "
+        "spills at most 16 bytes; and ask "
+        "for one more CTA per SM where a kernel is within 8 registers "
+        "of it, kept if ptxas then does not spill (default on; skipped "
+        "without ptxas, an error if asked for explicitly)"),
     cl::init(true), cl::cat(category));
 static cl::opt<int64_t>
     threadsPerRow("threads-per-row",
@@ -290,9 +291,9 @@ avoidSpills(ModuleOp pristine, OwningOpRef<ModuleOp> &module,
         continue;
       }
       // A row recomputed between its reductions for a third CTA of 512
-      // threads per SM (LayerNorm 512 x 4; nf::recomputesForThirdCta): ask
-      // for it, kept on the same terms (ptxas: 40 registers, 12 bytes of
-      // spill; H200 +2.6 to +4.0 points at D = 12800-16384).
+      // threads per SM (LayerNorm 512 x 4 and 5; nf::recomputesForThirdCta):
+      // ask for it, kept on the same terms (ptxas: 40 registers, 12 and 8
+      // bytes of spill; H200 +2.7 to +6.9 points at D = 12800-20480).
       if (blockSizes[f.name] == 512 && !notRaised.contains(f.name) &&
           !options.minCtasPerSm.count(f.name) &&
           nf::residentCtasPerSm(chip, f.registers, 512) < 3 &&
