@@ -393,8 +393,9 @@ static constexpr int64_t kMaxStagedRowBytes = 32 * 1024;
 /// reads its scale and shift) lost 17. At 512 x 5 (D = 16385-20480; 64
 /// registers and 4 bytes of spill at two CTAs) likewise 40 registers, 8
 /// bytes of spill: +6.8 / +6.9 / +6.2 / +4.7 / +3.8 at D = 16896 / 17408 /
-/// 18432 / 19456 / 20480 (same section). Not measured on other kernels:
-/// `nf.select_load` and rotary kernels, two [B, S, D] inputs.
+/// 18432 / 19456 / 20480 (docs/benchmarks.md, "A third CTA for LayerNorm's
+/// 512 x 5 rows too"). Not measured on other kernels: `nf.select_load` and
+/// rotary kernels, two [B, S, D] inputs.
 bool mlir::nf::recomputesForThirdCta(KernelOp kernel, const Schedule &s,
                                      StringRef chip) {
   if (chip == "sm_75" || !s.isRegisterResident() || s.staged ||
