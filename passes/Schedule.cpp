@@ -136,6 +136,18 @@ int64_t mlir::nf::countRowLoads(const Chain &chain) {
 }
 
 /// Bytes per element of the storage type of a tensor.
+/// Whether `kernel` holds an op of one of the types `Ops`: rotary
+/// embeddings and `nf.select_load` keep a kernel out of schedules that were
+/// not measured with them.
+template <typename... Ops> static bool containsOp(KernelOp kernel) {
+  return kernel
+      .walk([](Operation *op) {
+        return isa<Ops...>(op) ? WalkResult::interrupt()
+                               : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 static int64_t getElementBytes(Type tensor) {
   return getStorageType(cast<RankedTensorType>(tensor).getElementType())
              .getIntOrFloatBitWidth() /
@@ -332,9 +344,7 @@ static bool anyLaterReductionReadsBroadcast(KernelOp kernel) {
 /// bytes at a time into misaligned slots). Not with `nf.select_load`
 /// either: select01's kernels were not measured staged.
 static bool isStageable(KernelOp kernel, int64_t chunk) {
-  bool unmeasured = false;
-  kernel.walk(
-      [&](Operation *op) { unmeasured |= isa<SelectLoadOp, RopeOp>(op); });
+  bool unmeasured = containsOp<SelectLoadOp, RopeOp>(kernel);
   return countRowInputs(kernel) == 1 && countRowReductions(kernel) >= 1 &&
          !unmeasured && getGroupLanes(kernel, chunk) == 1 &&
          hasWholeStagedChunks(kernel, chunk);
@@ -355,8 +365,7 @@ bool mlir::nf::holdsGeneralRowPredicated(KernelOp kernel, const Schedule &g) {
       g.chunksPerThread > kMaxPredicatedElements || g.threadsPerRow > 256 ||
       getGroupLanes(kernel, 1) > 1)
     return false;
-  bool rope = false;
-  kernel.walk([&](RopeOp) { rope = true; });
+  bool rope = containsOp<RopeOp>(kernel);
   return !rope && countRowReductions(kernel) >= 2;
 }
 
@@ -403,9 +412,7 @@ bool mlir::nf::recomputesForThirdCta(KernelOp kernel, const Schedule &s,
       s.rowsPerThread != 1 || s.chunk != 8 ||
       (s.chunksPerThread != 4 && s.chunksPerThread != 5))
     return false;
-  bool unmeasured = false;
-  kernel.walk(
-      [&](Operation *op) { unmeasured |= isa<SelectLoadOp, RopeOp>(op); });
+  bool unmeasured = containsOp<SelectLoadOp, RopeOp>(kernel);
   return !unmeasured && countRowInputs(kernel) == 1 &&
          countRowReductions(kernel) >= 2 &&
          getBroadcastBytesPerElement(kernel) > 0 &&
@@ -494,8 +501,7 @@ struct NfSelectSchedulePass
     // D = 49152 / 65536, docs/benchmarks.md). Not for an in-place rotary
     // result, which needs the whole row before it stores: the runtime then
     // refuses longer rows.
-    bool rope = false;
-    kernel.walk([&](RopeOp) { rope = true; });
+    bool rope = containsOp<RopeOp>(kernel);
     bool inPlace = false;
     for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
       inPlace |= kernel.getInPlaceArgument(r).has_value();
@@ -604,8 +610,7 @@ struct NfSelectSchedulePass
       // rows"). Kernels of two reductions or two inputs lost or spilled
       // there (LayerNorm 62.1 against 73.8, seed #1 spilled, fused add +
       // RMSNorm -1.7 at 59 registers).
-      bool rope = false;
-      kernel.walk([&](RopeOp) { rope = true; });
+      bool rope = containsOp<RopeOp>(kernel);
       if (s.chunksPerThread > oneCtaChunks && threadsPerRow == 0 &&
           maxChunks == 0 && !rope && countRowReductions(kernel) == 1 &&
           countRowInputs(kernel) == 1 && getGroupLanes(kernel, 1) == 1 &&
