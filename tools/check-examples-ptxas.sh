@@ -26,12 +26,13 @@ check() {
   # Every function line ("  name: Used N registers ...; <frame and
   # spills>") must report no spill stores and no spill loads, except a
   # function nf-compile asked for two or three CTAs per SM (not for a
-  # spill), which may spill up to 16 bytes (docs/Rationale.md, "Two CTAs of
+  # spill), which may spill up to 16 bytes (64 for the second CTA of 512
+  # threads) (docs/Rationale.md, "Two CTAs of
   # 512 threads per SM", "A third CTA for LayerNorm's 512 x 4 and 512 x 5
   # rows", "Occupancy steps": a third CTA of 512 threads asked for as "one
   # more").
   funcs=$(echo "$info" | grep -c '^  .*: Used' || true)
-  clean=$(echo "$info" | grep '^  .*: Used' | grep -c -E ' 0 bytes spill stores, 0 bytes spill loads|[ ,]([1-9]|1[0-6]) bytes spill stores, [0-9]+ bytes spill loads; \.minnctapersm (2 \(two|3 \(three) CTAs per SM asked for\)$|[ ,]([1-9]|1[0-6]) bytes spill stores, [0-9]+ bytes spill loads; \.minnctapersm 3 \(one more CTA per SM asked for\)$' || true)
+  clean=$(echo "$info" | grep '^  .*: Used' | grep -c -E ' 0 bytes spill stores, 0 bytes spill loads|[ ,]([1-9]|1[0-6]) bytes spill stores, [0-9]+ bytes spill loads; \.minnctapersm (2 \(two|3 \(three) CTAs per SM asked for\)$|[ ,]([1-9]|[1-5][0-9]|6[0-4]) bytes spill stores, [0-9]+ bytes spill loads; \.minnctapersm 2 \(two CTAs per SM asked for\)$|[ ,]([1-9]|1[0-6]) bytes spill stores, [0-9]+ bytes spill loads; \.minnctapersm 3 \(one more CTA per SM asked for\)$' || true)
   if [ -n "$spills" ] && { [ "$funcs" -eq 0 ] || [ "$funcs" -ne "$clean" ]; }; then
     echo "SPILL $name $sm $dim"; echo "$info"; return 1
   fi
