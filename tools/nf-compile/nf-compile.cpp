@@ -293,8 +293,8 @@ avoidSpills(ModuleOp pristine, OwningOpRef<ModuleOp> &module,
       // D = 12288, 8 bytes of spill, 70% -> 91% of a copy; 112 bytes at
       // 16384, 77% -> 68%; docs/Rationale.md "Two CTAs of 512 threads"),
       // and for CTAs of 512 threads at most kSecondCtaSpillBytes where ptxas
-      // loads each spilled word back about once (H200, 20 to 60 bytes: +3.4
-      // to +17.7 points at 13 of 14 points, -1.5 at one; spill loads 12 to
+      // loads each spilled word back about once (H200, 20 to 60 bytes: +1.9
+      // to +17.7 points at 14 of 15 points, -1.5 at one; spill loads 12 to
       // 24 bytes above the stores, seed #1 with RMSNorm's 512 x 5 and 512 x
       // 8 and a quantizing twin, lost 2.9 to 12.6; docs/Rationale.md "A
       // second CTA of 512 threads with spill"). A third CTA stays at
