@@ -135,7 +135,6 @@ int64_t mlir::nf::countRowLoads(const Chain &chain) {
   });
 }
 
-/// Bytes per element of the storage type of a tensor.
 /// Whether `kernel` holds an op of one of the types `Ops`: rotary
 /// embeddings and `nf.select_load` keep a kernel out of schedules that were
 /// not measured with them.
@@ -148,6 +147,7 @@ template <typename... Ops> static bool containsOp(KernelOp kernel) {
       .wasInterrupted();
 }
 
+/// Bytes per element of the storage type of a tensor.
 static int64_t getElementBytes(Type tensor) {
   return getStorageType(cast<RankedTensorType>(tensor).getElementType())
              .getIntOrFloatBitWidth() /

@@ -224,9 +224,9 @@ static constexpr int64_t kSecondCtaReloadBytes = 8;
 /// for two CTAs per SM where a register-resident CTA of 512 or more threads
 /// would be alone on its SM, kept where ptxas then spills at most
 /// kRaisedSpillBytes (or kSecondCtaSpillBytes, see below), and for one
-/// more CTA per SM where a function is within
-/// 8 registers of it, kept where ptxas then does not spill (a third CTA of
-/// 512 threads: at most kRaisedSpillBytes).
+/// more CTA per SM where a function is within 8 registers of it, kept where
+/// ptxas then does not spill (a third CTA of 512 threads: at most
+/// kRaisedSpillBytes).
 ///
 /// A hint is a directive of the function's PTX, so a round that changes
 /// hints edits `ptx` and assembles only the functions it changed (a family
