@@ -26,13 +26,26 @@ check() {
   # Every function line ("  name: Used N registers ...; <frame and
   # spills>") must report no spill stores and no spill loads, except a
   # function nf-compile asked for two or three CTAs per SM (not for a
-  # spill), which may spill up to 16 bytes (64 for the second CTA of 512
-  # threads) (docs/Rationale.md, "Two CTAs of
-  # 512 threads per SM", "A third CTA for LayerNorm's 512 x 4 and 512 x 5
-  # rows", "Occupancy steps": a third CTA of 512 threads asked for as "one
-  # more").
+  # spill), on the terms nf-compile keeps such a request: at most 16 bytes
+  # stored (docs/Rationale.md, "Two CTAs of 512 threads per SM", "A third
+  # CTA for LayerNorm's 512 x 4 and 512 x 5 rows", "Occupancy steps": a
+  # third CTA of 512 threads asked for as "one more"), or for two CTAs at
+  # most 64 bytes stored and at most 8 more loaded ("A second CTA of 512
+  # threads with spill"; the block size is not on the line, so a 1024-thread
+  # function on those terms would pass here too).
   funcs=$(echo "$info" | grep -c '^  .*: Used' || true)
-  clean=$(echo "$info" | grep '^  .*: Used' | grep -c -E ' 0 bytes spill stores, 0 bytes spill loads|[ ,]([1-9]|1[0-6]) bytes spill stores, [0-9]+ bytes spill loads; \.minnctapersm (2 \(two|3 \(three) CTAs per SM asked for\)$|[ ,]([1-9]|[1-5][0-9]|6[0-4]) bytes spill stores, [0-9]+ bytes spill loads; \.minnctapersm 2 \(two CTAs per SM asked for\)$|[ ,]([1-9]|1[0-6]) bytes spill stores, [0-9]+ bytes spill loads; \.minnctapersm 3 \(one more CTA per SM asked for\)$' || true)
+  clean=$(echo "$info" | awk '
+    /^  .*: Used/ {
+      s = -1; l = -1
+      if (match($0, /[0-9]+ bytes spill stores/)) s = substr($0, RSTART, RLENGTH) + 0
+      if (match($0, /[0-9]+ bytes spill loads/)) l = substr($0, RSTART, RLENGTH) + 0
+      if (s == 0 && l == 0) { n++; next }
+      if (s < 1) next
+      if (s <= 16 && /\.minnctapersm (2 \(two|3 \(three) CTAs per SM asked for\)$/) { n++; next }
+      if (s <= 16 && /\.minnctapersm 3 \(one more CTA per SM asked for\)$/) { n++; next }
+      if (s <= 64 && l <= s + 8 && /\.minnctapersm 2 \(two CTAs per SM asked for\)$/) n++
+    }
+    END { print n + 0 }')
   if [ -n "$spills" ] && { [ "$funcs" -eq 0 ] || [ "$funcs" -ne "$clean" ]; }; then
     echo "SPILL $name $sm $dim"; echo "$info"; return 1
   fi
