@@ -549,6 +549,22 @@ def run_case(case, D, kernel, opts, device):
     return row
 
 
+def profile_compiled(case, D, args, code_dir):
+    """Launches torch.compile's kernels of `case` twice (after one call that
+    compiles, and autotunes where Inductor does) and writes the code it
+    generated to code_dir: what the peer's kernel is, for ncu to compare."""
+    from torch._inductor.utils import run_and_get_code
+    torch._dynamo.reset()
+    fn = torch.compile(case.eager, dynamic=False)
+    _, code = run_and_get_code(fn, *clone(args))
+    if code_dir:
+        Path(code_dir).mkdir(parents=True, exist_ok=True)
+        Path(code_dir, f"{case.name}_{D}.py").write_text("\n".join(code))
+    with torch.cuda.nvtx.range("profile"):
+        for _ in range(2):
+            fn(*args)
+
+
 def dry_run_case(case, D, kernel, rows):
     """CPU: the references against the generated fallback, the op's CPU path
     (runtime checks, in-place writes) and the eager function."""
@@ -676,8 +692,12 @@ def main():
                    "generated PyTorch functions at a few rows, no timing")
     p.add_argument("--dry-run-rows", type=int, default=5)
     p.add_argument("--profile", action="store_true",
-                   help="launch the normfuse kernel twice per case and D, "
-                   "nothing else (run under ncu)")
+                   help="launch the normfuse kernel, torch.compile's (unless "
+                   "--no-compile) and the floor's copy kernel twice per case "
+                   "and D, nothing else (run under ncu)")
+    p.add_argument("--compiled-code", metavar="DIR",
+                   help="with --profile: write the code torch.compile "
+                   "generated to DIR/<case>_<D>.py")
     opts = p.parse_args()
     if opts.quick:
         opts.replays = 3
@@ -737,11 +757,26 @@ def main():
                 M = rows_for(D, itemsize(case.x_dtype))
                 gen = torch.Generator(device=device).manual_seed(D)
                 args = case.inputs(M, D, gen, device)
-                for _ in range(2):
-                    kernel(*args)
+                # Only the launches inside the NVTX range "profile" are
+                # profiled (tools/gpu-ncu.sh): not those that make inputs,
+                # compile or autotune.
+                outs = as_tuple(kernel(*args))
+                with torch.cuda.nvtx.range("profile"):
+                    for _ in range(2):
+                        kernel(*args)
+                if not opts.no_compile:
+                    profile_compiled(case, D, args, opts.compiled_code)
+                # The floor's copy kernel, for the same ncu report.
+                moved = bytes_moved(kernel, args, outs)[1]
+                n = max(1, moved // 4)
+                src = torch.ones(n, dtype=bf16, device=device)
+                dst = torch.empty_like(src)
+                with torch.cuda.nvtx.range("profile"):
+                    for _ in range(2):
+                        torch.mul(src, 1.0, out=dst)
                 torch.cuda.synchronize()
                 print(f"{case.name} D={D}: launched", flush=True)
-                del args
+                del args, outs, src, dst
                 continue
             else:
                 try:
