@@ -61,11 +61,15 @@ extern "C" int nf_module_load(const char *path, nf_module **out, char *error,
   std::string message;
   if (!readArtifactFile(path, artifact, message))
     return report(Status::error(message), error, size);
+  TuningTable tuning;
+  if (int rc = report(readTuning(artifact, path, tuning), error, size))
+    return rc;
   auto handle = new nf_module();
   if (int rc = report(Module::load(artifact, handle->module), error, size)) {
     delete handle;
     return rc;
   }
+  handle->module->setTuning(std::move(tuning));
   *out = handle;
   return 0;
 }

@@ -107,7 +107,7 @@ std::pair<uint64_t, uint64_t> extent(const Tensor &t) {
 
 Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
                           size_t numArgs, const Tensor *results,
-                          size_t numResults, LaunchPlan &plan) {
+                          size_t numResults, LaunchPlan &plan, int variant) {
   plan = LaunchPlan();
   // Messages are built only on failure: a valid launch allocates nothing.
   auto where = [&]() { return "kernel '" + kernel.name + "': "; };
@@ -371,51 +371,65 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
   int8_t alignedByChunk[17], peeledByChunk[17];
   std::fill(std::begin(alignedByChunk), std::end(alignedByChunk), -1);
   std::fill(std::begin(peeledByChunk), std::end(peeledByChunk), -1);
+  if (variant >= (int)kernel.variants.size())
+    return Status::error(where() + "no variant " + std::to_string(variant) +
+                         " (the kernel has " +
+                         std::to_string(kernel.variants.size()) + ")");
   int chosen = -1;
-  for (size_t v = 0; v < kernel.variants.size() && chosen < 0; ++v) {
-    const VariantInfo &variant = kernel.variants[v];
-    if (variant.maxD > 0 && sizes.d > variant.maxD)
+  size_t firstTried = variant >= 0 ? (size_t)variant : 0;
+  size_t lastTried =
+      variant >= 0 ? (size_t)variant + 1 : kernel.variants.size();
+  for (size_t v = firstTried; v < lastTried && chosen < 0; ++v) {
+    const VariantInfo &candidate = kernel.variants[v];
+    if (candidate.maxD > 0 && sizes.d > candidate.maxD)
       continue;
-    if (variant.peeled) {
-      int8_t known = variant.chunk <= 16 ? peeledByChunk[variant.chunk] : -1;
+    if (candidate.peeled) {
+      int8_t known =
+          candidate.chunk <= 16 ? peeledByChunk[candidate.chunk] : -1;
       if (known < 0) {
-        known = peeledFor(variant.chunk);
-        if (variant.chunk <= 16)
-          peeledByChunk[variant.chunk] = known;
+        known = peeledFor(candidate.chunk);
+        if (candidate.chunk <= 16)
+          peeledByChunk[candidate.chunk] = known;
       }
       if (!known)
         continue;
     }
-    if (variant.vectorized) {
-      if (sizes.d % variant.chunk != 0)
+    if (candidate.vectorized) {
+      if (sizes.d % candidate.chunk != 0)
         continue;
       bool aligned;
-      if (variant.chunk <= 16) {
-        int8_t &known = alignedByChunk[variant.chunk];
+      if (candidate.chunk <= 16) {
+        int8_t &known = alignedByChunk[candidate.chunk];
         if (known < 0)
-          known = alignedFor(variant.chunk);
+          known = alignedFor(candidate.chunk);
         aligned = known;
       } else {
-        aligned = alignedFor(variant.chunk);
+        aligned = alignedFor(candidate.chunk);
       }
       if (!aligned)
         continue;
     }
     chosen = (int)v;
   }
+  if (chosen < 0 && variant >= 0)
+    return Status::error(
+        where() + "variant '" + kernel.variants[variant].function +
+        "' does not serve this call (its guard does not hold "
+        "for D = " +
+        std::to_string(sizes.d) + " and these tensors' alignment)");
   if (chosen < 0) {
     int64_t most = 0;
-    for (const VariantInfo &variant : kernel.variants)
-      most = std::max(most, variant.maxD);
+    for (const VariantInfo &v : kernel.variants)
+      most = std::max(most, v.maxD);
     return Status::error(
         where() + "no variant serves rows of D = " + std::to_string(sizes.d) +
         " (the longest served is " + std::to_string(most) + ")");
   }
-  const VariantInfo &variant = kernel.variants[chosen];
-  bool vectorized = variant.vectorized;
+  const VariantInfo &launched = kernel.variants[chosen];
+  bool vectorized = launched.vectorized;
   for (int c = 0; c < kernel.numChains; ++c)
-    totalCtas += (rows[c] + variant.rowsPerCta - 1) / variant.rowsPerCta *
-                 variant.clusterSize;
+    totalCtas += (rows[c] + launched.rowsPerCta - 1) / launched.rowsPerCta *
+                 launched.clusterSize;
   if (totalCtas > 0x7fffffffu)
     return Status::error(where() + "too many rows for one launch");
 
@@ -464,7 +478,7 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
   plan.variant = chosen;
   plan.vectorized = vectorized;
   plan.grid = totalCtas;
-  plan.block = variant.blockSize;
+  plan.block = launched.blockSize;
   plan.rowLength = sizes.d;
   return Status();
 }
@@ -609,7 +623,7 @@ const FunctionInfo *Module::getFunctionInfo(const std::string &kernel,
 
 Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
                       const Tensor *results, size_t numResults, CUstream stream,
-                      LaunchPlan *planOut) const {
+                      LaunchPlan *planOut, int variant) const {
   size_t index;
   if (Status s = selectKernel(artifact.kernels, kernel, args, numArgs, results,
                               numResults, index);
@@ -618,10 +632,20 @@ Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
   const Entry *entry = &entries[index];
   LaunchPlan local;
   LaunchPlan &plan = planOut ? *planOut : local;
-  if (Status s =
-          planLaunch(*entry->info, args, numArgs, results, numResults, plan);
+  if (Status s = planLaunch(*entry->info, args, numArgs, results, numResults,
+                            plan, variant);
       !s)
     return s;
+  // A variant tuned for this D, where its guard holds for the call too (a
+  // tune made with aligned tensors does not apply to misaligned ones).
+  if (variant < 0) {
+    int tuned = tuning.lookup(index, plan.rowLength);
+    LaunchPlan alternative;
+    if (tuned >= 0 && tuned != plan.variant &&
+        planLaunch(*entry->info, args, numArgs, results, numResults,
+                   alternative, tuned))
+      plan = alternative;
+  }
   if (plan.grid == 0)
     return Status();
   void *params[kMaxParams];
@@ -662,9 +686,13 @@ Status nf::rt::getCachedModule(const std::string &path, const Module *&out) {
   std::string error;
   if (!readArtifactFile(path, artifact, error))
     return Status::error(error);
+  TuningTable tuning;
+  if (Status s = readTuning(artifact, path, tuning); !s)
+    return s;
   std::unique_ptr<Module> module;
   if (Status s = Module::load(artifact, module); !s)
     return s;
+  module->setTuning(std::move(tuning));
   out = module.get();
   cache[path] = std::move(module);
   return Status();

@@ -18,6 +18,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace nf::rt {
 
@@ -86,9 +88,43 @@ int getDimLetters(const ArgumentInfo &arg, const char *const *&letters);
 /// tensors. Chooses the first variant whose guard holds: a vectorized one
 /// needs every row tensor (not the [B, S] results) 16-byte aligned with
 /// strides that keep it so and D a multiple of its chunk; a bounded one
-/// D <= max_d.
+/// D <= max_d. With `variant` >= 0, that variant instead, or an error where
+/// its guard does not hold for the call (every variant whose guard holds
+/// computes the same results: the guard is its correctness bound).
 Status planLaunch(const KernelInfo &kernel, const Value *args, size_t numArgs,
-                  const Tensor *results, size_t numResults, LaunchPlan &plan);
+                  const Tensor *results, size_t numResults, LaunchPlan &plan,
+                  int variant = -1);
+
+/// Variants chosen by measurement for given row lengths (`nf-run --tune`,
+/// docs/Artifact.md "Tune files"), launched instead of the first variant
+/// whose guard holds where their guard holds too.
+struct TuningTable {
+  /// Per kernel of the artifact (as Artifact::kernels): (D, variant index),
+  /// sorted by D.
+  std::vector<std::vector<std::pair<int64_t, int>>> entries;
+  /// The variant tuned for kernel `kernel` at rows of `d` elements, or -1.
+  int lookup(size_t kernel, int64_t d) const;
+  /// Sets (or replaces) the variant of kernel `kernel` at rows of `d`.
+  void set(size_t kernel, int64_t d, int variant);
+};
+
+/// The tune file of the artifact at `artifactPath`: the same path + ".tune".
+std::string getTuneFilePath(const std::string &artifactPath);
+
+/// Parses a tune file (`path` only names it in errors) for `artifact`. A
+/// file written for another build of the artifact (its `artifact` line
+/// names another digest) gives an empty table: the runtime then launches
+/// the default variants. Errors name the file and line.
+Status parseTuning(const Artifact &artifact, const std::string &text,
+                   const std::string &path, TuningTable &table);
+
+/// Reads the tune file of the artifact at `artifactPath` (see
+/// getTuneFilePath); none: an empty table.
+Status readTuning(const Artifact &artifact, const std::string &artifactPath,
+                  TuningTable &table);
+
+/// The text of the tune file for `table` and `artifact`.
+std::string formatTuning(const Artifact &artifact, const TuningTable &table);
 
 /// Whether the call's tensors have the dtypes `kernel` was built for (its
 /// tensor arguments' and results'; counts and kinds are planLaunch's).
@@ -131,11 +167,19 @@ public:
   const FunctionInfo *getFunctionInfo(const std::string &kernel,
                                       int variant) const;
 
-  /// Validates and launches on `stream` (a stream of the module's device).
-  /// No allocation, no synchronization on success.
+  /// Variants to launch instead of the default ones at some row lengths
+  /// (readTuning). Not to be changed while another thread launches.
+  void setTuning(TuningTable table) { tuning = std::move(table); }
+  const TuningTable &getTuning() const { return tuning; }
+
+  /// Validates and launches on `stream` (a stream of the module's device):
+  /// variant `variant` where it is >= 0 (an error where its guard does not
+  /// hold), else the tuned variant for the call's D where there is one and
+  /// its guard holds, else the default. No allocation, no synchronization on
+  /// success.
   Status launch(const char *kernel, const Value *args, size_t numArgs,
                 const Tensor *results, size_t numResults, CUstream stream,
-                LaunchPlan *planOut = nullptr) const;
+                LaunchPlan *planOut = nullptr, int variant = -1) const;
 
 private:
   Module() = default;
@@ -148,10 +192,12 @@ private:
     std::vector<FunctionInfo> variants; ///< as KernelInfo::variants
   };
   std::vector<Entry> entries; ///< as artifact.kernels
+  TuningTable tuning;
 };
 
 /// A process-wide cache of modules by artifact path, safe to use from
-/// several threads. The module stays loaded until the process exits.
+/// several threads, each with the artifact's tune file read (readTuning).
+/// The module stays loaded until the process exits.
 Status getCachedModule(const std::string &artifactPath, const Module *&out);
 
 } // namespace nf::rt

@@ -46,7 +46,9 @@ typedef struct {
   int64_t scalar;
 } nf_value;
 
-/* Loads an artifact file into the current (or primary) CUDA context. */
+/* Loads an artifact file into the current (or primary) CUDA context, with
+ * its tune file (artifact_path + ".tune", written by nf-run --tune) where
+ * there is one: the variants it names are launched at their row lengths. */
 int nf_module_load(const char *artifact_path, nf_module **module, char *error,
                    size_t error_size);
 void nf_module_unload(nf_module *module);

@@ -586,6 +586,53 @@ TEST_F(FusedTest, TheFirstVariantWhoseGuardHoldsWins) {
   expectFirstFit(k, plan, most + 8, true, {21});
 }
 
+TEST_F(FusedTest, AnyVariantWhoseGuardHoldsCanBeAskedFor) {
+  // What nf-run --tune and a tune file ask for: every variant whose guard
+  // holds is planned as asked, with its own block and grid; the others are
+  // refused with the reason.
+  for (int64_t d : {64, 1536, 4096}) {
+    for (bool aligned : {true, false}) {
+      SCOPED_TRACE(std::to_string(d) + (aligned ? " aligned" : " misaligned"));
+      Launch launch = make(3, 7, d);
+      if (!aligned)
+        arg(launch, 0).data += 2;
+      int served = 0;
+      for (size_t v = 0; v < kernel().variants.size(); ++v) {
+        const VariantInfo &variant = kernel().variants[v];
+        LaunchPlan plan;
+        Status status = launch.planVariant(kernel(), (int)v, plan);
+        if (!guardHolds(variant, d, aligned ? kAnyChunk : 0) ||
+            (variant.peeled && !aligned)) {
+          EXPECT_FALSE(status.ok()) << variant.function;
+          EXPECT_NE(status.message().find("'" + variant.function +
+                                          "' does not serve this call"),
+                    std::string::npos)
+              << status.message();
+          continue;
+        }
+        ASSERT_TRUE(status.ok())
+            << variant.function << ": " << status.message();
+        ++served;
+        EXPECT_EQ(plan.variant, (int)v);
+        EXPECT_EQ(plan.block, (unsigned)variant.blockSize);
+        EXPECT_EQ(plan.vectorized, variant.vectorized);
+        EXPECT_EQ(plan.grid, (uint64_t)ceilDiv(21, variant.rowsPerCta) *
+                                 variant.clusterSize);
+        expectParams(kernel(), launch, plan, {21}, {7}, {1}, d);
+      }
+      // The default and at least one more (a longer variant, the general).
+      EXPECT_GE(served, 2);
+    }
+  }
+  Launch launch = make(3, 7, 64);
+  LaunchPlan plan;
+  Status status =
+      launch.planVariant(kernel(), (int)kernel().variants.size(), plan);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("no variant"), std::string::npos)
+      << status.message();
+}
+
 //===----------------------------------------------------------------------===//
 // The family of a dynamic D: which variant serves which rows
 //===----------------------------------------------------------------------===//

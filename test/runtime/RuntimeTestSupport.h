@@ -262,6 +262,12 @@ struct Launch {
     LaunchPlan out;
     return plan(kernel, out);
   }
+  /// Variant `variant` instead of the first whose guard holds.
+  Status planVariant(const KernelInfo &kernel, int variant,
+                     LaunchPlan &out) const {
+    return planLaunch(kernel, args.data(), args.size(), results.data(),
+                      results.size(), out, variant);
+  }
 };
 
 /// The value of the first parameter of `kind`, `index` and `dim`.

@@ -18,6 +18,13 @@
 //     device-to-device copy measured in the same run, and prints bytes
 //     moved, time, and the fraction of the copy floor.
 //
+//   nf-run ARTIFACT --tune --dims B=..,S=..,D=..[,..] [--iters N]
+//     Times every variant whose guard holds for those shapes (each first
+//     checked against the default variant's results on varied data; one
+//     that differs is reported as MISMATCH and the exit status is 1) and
+//     records the fastest for that D in ARTIFACT.tune, where the runtime
+//     finds it (docs/Artifact.md, "Tune files").
+//
 // Reference data is computed on the CPU machine (nf-interp needs MLIR) and
 // carried here: the GPU machine has no MLIR.
 //
@@ -25,6 +32,7 @@
 
 #include "runtime/Runtime.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -312,11 +320,322 @@ void shapesFromDims(const KernelInfo &k,
   }
 }
 
+/// Rotating input sets for timing: enough of them to cycle through more
+/// than the L2 cache. With `varied`, set 0 holds varied finite values
+/// (tuning compares every candidate's results on it), the others a constant.
+struct BenchInputs {
+  std::vector<std::vector<Value>> args;
+  std::vector<std::vector<Tensor>> results;
+  /// Set 0's buffers (args, then results not written in place), as staged.
+  std::vector<Buffer> first;
+  /// Bytes that must move: every tensor read once, every result written
+  /// once (an in-place result is read and written).
+  double bytes = 0;
+};
+
+/// Finite values of magnitude 2^-8 to 1 with random signs and fractions,
+/// built from the bits of each float type; zero for the other types.
+std::vector<unsigned char> variedData(DType dtype, int64_t count,
+                                      uint64_t &seed) {
+  int bytes = dtypeBytes(dtype);
+  std::vector<unsigned char> data((size_t)count * bytes, 0);
+  for (int64_t e = 0; e < count; ++e) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    uint32_t r = (uint32_t)(seed >> 32);
+    uint32_t sign = r & 1, exp = (r >> 1) & 7, frac = r >> 4;
+    unsigned char *p = &data[(size_t)e * bytes];
+    if (dtype == DType::F32) {
+      uint32_t v = sign << 31 | (120 + exp) << 23 | (frac & 0x7fffff);
+      std::memcpy(p, &v, 4);
+    } else if (dtype == DType::BF16) {
+      uint16_t v = (uint16_t)(sign << 15 | (120 + exp) << 7 | (frac & 0x7f));
+      std::memcpy(p, &v, 2);
+    } else if (dtype == DType::F16) {
+      uint16_t v = (uint16_t)(sign << 15 | (8 + exp) << 10 | (frac & 0x3ff));
+      std::memcpy(p, &v, 2);
+    }
+  }
+  return data;
+}
+
+BenchInputs makeBenchInputs(const CudaDriver *cu, const KernelInfo &k,
+                            const std::map<std::string, std::string> &dims,
+                            bool varied) {
+  BenchInputs in;
+  std::vector<Shape> argShapes, resultShapes;
+  shapesFromDims(k, dims, argShapes, resultShapes);
+  size_t setBytes = 0;
+  for (size_t i = 0; i < k.args.size(); ++i)
+    if (k.args[i].isTensor)
+      setBytes += elementsOf(argShapes[i]) * dtypeBytes(k.args[i].dtype);
+  for (size_t r = 0; r < k.results.size(); ++r)
+    if (k.results[r].inPlace < 0)
+      setBytes += elementsOf(resultShapes[r]) * dtypeBytes(k.results[r].dtype);
+  int sets = std::max<int>(
+      2, std::min<int>(8, (256 << 20) / std::max<size_t>(setBytes, 1) + 1));
+  in.args.resize(sets);
+  in.results.resize(sets);
+  uint64_t seed = 1;
+  for (int s = 0; s < sets; ++s) {
+    for (size_t i = 0; i < k.args.size(); ++i) {
+      Value v;
+      v.isTensor = k.args[i].isTensor;
+      if (v.isTensor) {
+        bool keep = varied && s == 0;
+        std::vector<unsigned char> data;
+        if (keep)
+          data = variedData(k.args[i].dtype, elementsOf(argShapes[i]), seed);
+        Buffer b = makeBuffer(cu, k.args[i].dtype, argShapes[i],
+                              keep ? &data : nullptr, 0, false);
+        if (!keep) {
+          // Finite data for floats (0x3C3C...), zero for integers.
+          bool isInt = k.args[i].dtype == DType::I8 ||
+                       k.args[i].dtype == DType::I32 ||
+                       k.args[i].dtype == DType::I64;
+          cu->cuMemsetD8_v2(b.alloc, isInt ? 0 : 0x3C, b.allocBytes);
+        }
+        v.tensor = b.tensor;
+        if (s == 0)
+          in.first.push_back(std::move(b));
+      }
+      in.args[s].push_back(v);
+    }
+    for (size_t r = 0; r < k.results.size(); ++r) {
+      if (k.results[r].inPlace >= 0) {
+        in.results[s].push_back(in.args[s][k.results[r].inPlace].tensor);
+        continue;
+      }
+      Buffer b = makeBuffer(cu, k.results[r].dtype, resultShapes[r], nullptr, 0,
+                            false);
+      in.results[s].push_back(b.tensor);
+      if (s == 0)
+        in.first.push_back(std::move(b));
+    }
+  }
+  for (size_t i = 0; i < k.args.size(); ++i)
+    if (k.args[i].isTensor)
+      in.bytes +=
+          (double)elementsOf(argShapes[i]) * dtypeBytes(k.args[i].dtype);
+  for (size_t r = 0; r < k.results.size(); ++r)
+    in.bytes +=
+        (double)elementsOf(resultShapes[r]) * dtypeBytes(k.results[r].dtype);
+  return in;
+}
+
+/// Microseconds per launch of `k` (variant `variant`, or the runtime's
+/// choice at -1) over the rotating sets, after one warm-up launch per set.
+double timeLaunches(const CudaDriver *cu, const Module &module,
+                    const KernelInfo &k, const BenchInputs &in, CUstream stream,
+                    int iters, int variant, LaunchPlan *plan) {
+  int sets = in.args.size();
+  for (int s = 0; s < sets; ++s)
+    if (Status st = module.launch(k.name.c_str(), in.args[s].data(),
+                                  in.args[s].size(), in.results[s].data(),
+                                  in.results[s].size(), stream, plan, variant);
+        !st)
+      die(st.message());
+  CUevent start, stop;
+  cu->cuEventCreate(&start, 0);
+  cu->cuEventCreate(&stop, 0);
+  cu->cuEventRecord(start, stream);
+  for (int it = 0; it < iters; ++it) {
+    int s = it % sets;
+    module.launch(k.name.c_str(), in.args[s].data(), in.args[s].size(),
+                  in.results[s].data(), in.results[s].size(), stream, nullptr,
+                  variant);
+  }
+  cu->cuEventRecord(stop, stream);
+  checkCuda(cu, cu->cuEventSynchronize(stop), "kernel timing");
+  float ms;
+  cu->cuEventElapsedTime(&ms, start, stop);
+  cu->cuEventDestroy_v2(start);
+  cu->cuEventDestroy_v2(stop);
+  return ms * 1000.0 / iters;
+}
+
+/// The copy floor: a device-to-device copy of the same number of bytes
+/// (half read, half written), rotating buffers the same way.
+double timeCopy(const CudaDriver *cu, const BenchInputs &in, CUstream stream,
+                int iters) {
+  int sets = in.args.size();
+  size_t half = (size_t)(in.bytes / 2);
+  std::vector<CUdeviceptr> src(sets), dst(sets);
+  for (int s = 0; s < sets; ++s) {
+    checkCuda(cu, cu->cuMemAlloc_v2(&src[s], half), "cuMemAlloc");
+    checkCuda(cu, cu->cuMemAlloc_v2(&dst[s], half), "cuMemAlloc");
+    cu->cuMemcpyDtoDAsync_v2(dst[s], src[s], half, stream);
+  }
+  CUevent start, stop;
+  cu->cuEventCreate(&start, 0);
+  cu->cuEventCreate(&stop, 0);
+  cu->cuEventRecord(start, stream);
+  for (int it = 0; it < iters; ++it)
+    cu->cuMemcpyDtoDAsync_v2(dst[it % sets], src[it % sets], half, stream);
+  cu->cuEventRecord(stop, stream);
+  checkCuda(cu, cu->cuEventSynchronize(stop), "copy timing");
+  float ms;
+  cu->cuEventElapsedTime(&ms, start, stop);
+  for (int s = 0; s < sets; ++s) {
+    cu->cuMemFree_v2(src[s]);
+    cu->cuMemFree_v2(dst[s]);
+  }
+  return ms * 1000.0 / iters;
+}
+
+/// The bytes of set 0's buffers (BenchInputs::first) after one launch of
+/// variant `variant` on set 0 as staged (inputs restored, results poisoned
+/// with NaN first).
+std::vector<std::vector<unsigned char>>
+runOnFirstSet(const CudaDriver *cu, const Module &module, const KernelInfo &k,
+              BenchInputs &in, int variant) {
+  for (Buffer &b : in.first)
+    cu->cuMemcpyHtoD_v2(b.alloc, b.expected.data(), b.allocBytes);
+  if (Status st =
+          module.launch(k.name.c_str(), in.args[0].data(), in.args[0].size(),
+                        in.results[0].data(), in.results[0].size(), nullptr,
+                        nullptr, variant);
+      !st)
+    die(st.message());
+  checkCuda(cu, cu->cuCtxSynchronize(), "kernel execution");
+  std::vector<std::vector<unsigned char>> out;
+  for (Buffer &b : in.first) {
+    out.emplace_back(b.allocBytes);
+    cu->cuMemcpyDtoH_v2(out.back().data(), b.alloc, b.allocBytes);
+  }
+  return out;
+}
+
+/// The relative L2 difference of two copies of a buffer's elements, NaN
+/// where `got` has a NaN that `ref` has not.
+double relativeDifference(const Buffer &b,
+                          const std::vector<unsigned char> &got,
+                          const std::vector<unsigned char> &ref) {
+  const Tensor &t = b.tensor;
+  int bytes = dtypeBytes(t.dtype);
+  size_t base = t.data - b.alloc;
+  int64_t count = 1;
+  for (int i = 0; i < t.rank; ++i)
+    count *= t.shape[i];
+  double diff = 0, norm = 0;
+  for (int64_t e = 0; e < count; ++e) {
+    double g = toDouble(&got[base + e * bytes], t.dtype);
+    double r = toDouble(&ref[base + e * bytes], t.dtype);
+    if (std::isnan(g) != std::isnan(r))
+      return NAN;
+    if (std::isnan(r))
+      continue;
+    diff += (g - r) * (g - r);
+    norm += r * r;
+  }
+  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+}
+
+/// nf-run --tune: times every variant of `k` whose guard holds for the
+/// shapes of `in`, keeps those whose results on `check` (the same D, a few
+/// rows of varied data) match the default variant's,
+/// and records the fastest in the artifact's tune file (the default where
+/// no other is at least kTuneMargin faster). Returns the exit status.
+constexpr double kTuneMargin = 0.01;
+constexpr int kTuneRounds = 3;
+int tuneKernel(const CudaDriver *cu, const std::string &artifactPath,
+               const Artifact &artifact, const Module &module,
+               const KernelInfo &k, BenchInputs &in, BenchInputs &check,
+               const std::string &dimsText, int iters) {
+  LaunchPlan plan;
+  if (Status st = planLaunch(k, in.args[0].data(), in.args[0].size(),
+                             in.results[0].data(), in.results[0].size(), plan);
+      !st)
+    die(st.message());
+  int defaultVariant = plan.variant;
+  int64_t d = plan.rowLength;
+  std::vector<std::vector<unsigned char>> ref =
+      runOnFirstSet(cu, module, k, check, defaultVariant);
+  std::vector<int> candidates;
+  int mismatches = 0;
+  for (size_t v = 0; v < k.variants.size(); ++v) {
+    LaunchPlan p;
+    if (!planLaunch(k, in.args[0].data(), in.args[0].size(),
+                    in.results[0].data(), in.results[0].size(), p, (int)v))
+      continue;
+    std::vector<std::vector<unsigned char>> got =
+        runOnFirstSet(cu, module, k, check, (int)v);
+    double worst = 0;
+    for (size_t b = 0; b < check.first.size(); ++b) {
+      double e = relativeDifference(check.first[b], got[b], ref[b]);
+      worst = std::isnan(e) ? e : std::max(worst, e);
+      if (std::isnan(worst))
+        break;
+    }
+    bool f32 = true;
+    for (const ResultInfo &r : k.results)
+      f32 &= r.dtype == DType::F32;
+    double tol = f32 ? 1e-5 : 1e-2;
+    if (std::isnan(worst) || worst > tol) {
+      ++mismatches;
+      std::printf("MISMATCH %s D=%lld %s: results differ from %s's "
+                  "(relative error %.3e)\n",
+                  k.name.c_str(), (long long)d, k.variants[v].function.c_str(),
+                  k.variants[defaultVariant].function.c_str(), worst);
+      continue;
+    }
+    candidates.push_back((int)v);
+  }
+  CUstream stream;
+  checkCuda(cu, cu->cuStreamCreate(&stream, 0), "cuStreamCreate");
+  std::vector<double> best(candidates.size(), INFINITY);
+  for (int round = 0; round < kTuneRounds; ++round)
+    for (size_t c = 0; c < candidates.size(); ++c)
+      best[c] = std::min(best[c], timeLaunches(cu, module, k, in, stream, iters,
+                                               candidates[c], nullptr));
+  double copyUs = timeCopy(cu, in, stream, iters);
+  double defaultUs = INFINITY;
+  size_t fastest = 0;
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    if (candidates[c] == defaultVariant)
+      defaultUs = best[c];
+    if (best[c] < best[fastest])
+      fastest = c;
+  }
+  int chosen = best[fastest] < defaultUs * (1 - kTuneMargin)
+                   ? candidates[fastest]
+                   : defaultVariant;
+  for (size_t c = 0; c < candidates.size(); ++c)
+    std::printf("TUNE %s dims=%s variant=%s kernel_us=%.2f floor_pct=%.1f "
+                "vs_default=%.3f%s%s\n",
+                k.name.c_str(), dimsText.c_str(),
+                k.variants[candidates[c]].function.c_str(), best[c],
+                100.0 * copyUs / best[c], defaultUs / best[c],
+                candidates[c] == defaultVariant ? " default" : "",
+                candidates[c] == chosen ? " chosen" : "");
+  // Record the choice, keeping the file's other entries for this build.
+  TuningTable table;
+  if (Status st = readTuning(artifact, artifactPath, table); !st)
+    die(st.message());
+  size_t index = &k - artifact.kernels.data();
+  table.set(index, d, chosen);
+  std::string path = getTuneFilePath(artifactPath);
+  std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << formatTuning(artifact, table);
+    if (!out.flush())
+      die("cannot write '" + temporary + "'");
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0)
+    die("cannot replace '" + path + "'");
+  std::printf("TUNED %s D=%lld -> %s (%.2f us, default %.2f us), in %s\n",
+              k.name.c_str(), (long long)d, k.variants[chosen].function.c_str(),
+              best[std::find(candidates.begin(), candidates.end(), chosen) -
+                   candidates.begin()],
+              defaultUs, path.c_str());
+  return mismatches ? 1 : 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::string artifactPath, caseDir, dimsText, kernelName;
-  bool misalign = false, graph = false, bench = false;
+  bool misalign = false, graph = false, bench = false, tune = false;
   int64_t pad = 0;
   int iters = 50;
   for (int i = 1; i < argc; ++i) {
@@ -336,6 +655,8 @@ int main(int argc, char **argv) {
       graph = true;
     else if (a == "--bench")
       bench = true;
+    else if (a == "--tune")
+      tune = true;
     else if (a == "--dims")
       dimsText = value();
     else if (a == "--iters")
@@ -345,26 +666,43 @@ int main(int argc, char **argv) {
     else if (a == "--help" || a == "-h") {
       std::printf("usage: nf-run ARTIFACT --case DIR [--misalign] [--pad N] "
                   "[--graph]\n       nf-run ARTIFACT --bench --dims "
-                  "B=..,S=..,D=..[,F=..,P=..] [--iters N] [--kernel K]\n");
+                  "B=..,S=..,D=..[,F=..,P=..] [--iters N] [--kernel K]\n"
+                  "       nf-run ARTIFACT --tune --dims "
+                  "B=..,S=..,D=..[,F=..,P=..] [--iters N] [--kernel K]\n"
+                  "--tune times every variant that serves the shapes, checks "
+                  "its results against the default variant's, and records "
+                  "the fastest for that D in ARTIFACT.tune, which the "
+                  "runtime reads when it loads the artifact\n");
       return 0;
     } else if (artifactPath.empty())
       artifactPath = a;
     else
       die("unexpected argument '" + a + "'");
   }
-  if (artifactPath.empty() || (caseDir.empty() && !bench))
-    die("usage: nf-run ARTIFACT (--case DIR | --bench --dims ...)");
+  if (artifactPath.empty() || (caseDir.empty() && !bench && !tune))
+    die("usage: nf-run ARTIFACT (--case DIR | --bench --dims ... | --tune "
+        "--dims ...)");
+  if (bench && tune)
+    die("--bench and --tune are two modes: give one");
 
   Artifact artifact;
   std::string error;
   if (!readArtifactFile(artifactPath, artifact, error))
     die(error);
+  // The tune file is read first: a damaged one is refused even without a
+  // GPU. --case checks the default variants; --bench times what the
+  // runtime launches (the tuned variant where there is one).
+  TuningTable tuning;
+  if (Status s = readTuning(artifact, artifactPath, tuning); !s)
+    die(s.message());
   std::unique_ptr<Module> module;
   if (Status s = Module::load(artifact, module); !s)
     die(s.message());
+  if (bench)
+    module->setTuning(std::move(tuning));
   const CudaDriver *cu = getCudaDriver(error);
 
-  if (bench) {
+  if (bench || tune) {
     if (artifact.kernels.empty())
       die("the artifact has no kernel");
     const KernelInfo *found = kernelName.empty()
@@ -372,113 +710,32 @@ int main(int argc, char **argv) {
                                   : artifact.findKernel(kernelName);
     if (!found)
       die("the artifact has no kernel '" + kernelName + "'");
+    std::map<std::string, std::string> dims = parseDims(dimsText);
+    BenchInputs in = makeBenchInputs(cu, *found, dims, false);
+    if (tune) {
+      // The candidates' results are compared on a few rows of varied data
+      // (same D): comparing every row of the timed sets, for every
+      // candidate, would take longer than the timing.
+      std::map<std::string, std::string> few = dims;
+      few["B"] = "1";
+      int64_t f = few.count("F") ? parseCount("--dims F", few["F"]) : 1;
+      few["S"] = std::to_string(std::max<int64_t>(f, 1) * 16);
+      BenchInputs check = makeBenchInputs(cu, *found, few, true);
+      return tuneKernel(cu, artifactPath, artifact, *module, *found, in, check,
+                        dimsText, iters);
+    }
     const KernelInfo &k = *found;
-    std::vector<Shape> argShapes, resultShapes;
-    shapesFromDims(k, parseDims(dimsText), argShapes, resultShapes);
-    // Enough input sets to rotate through more than the L2 cache.
-    size_t setBytes = 0;
-    for (size_t i = 0; i < k.args.size(); ++i) {
-      size_t n = dtypeBytes(k.args[i].dtype);
-      for (int64_t s : argShapes[i])
-        n *= s;
-      setBytes += k.args[i].isTensor ? n : 0;
-    }
-    for (size_t r = 0; r < k.results.size(); ++r)
-      if (k.results[r].inPlace < 0)
-        setBytes +=
-            elementsOf(resultShapes[r]) * dtypeBytes(k.results[r].dtype);
-    int sets = std::max<int>(
-        2, std::min<int>(8, (256 << 20) / std::max<size_t>(setBytes, 1) + 1));
-    std::vector<std::vector<Value>> argSets(sets);
-    std::vector<std::vector<Tensor>> resultSets(sets);
-    std::vector<CUdeviceptr> allocations;
-    for (int s = 0; s < sets; ++s) {
-      for (size_t i = 0; i < k.args.size(); ++i) {
-        Value v;
-        v.isTensor = k.args[i].isTensor;
-        if (v.isTensor) {
-          Buffer b =
-              makeBuffer(cu, k.args[i].dtype, argShapes[i], nullptr, 0, false);
-          // Finite data for floats (0x3C3C...), zero for integers.
-          bool isInt = k.args[i].dtype == DType::I8 ||
-                       k.args[i].dtype == DType::I32 ||
-                       k.args[i].dtype == DType::I64;
-          cu->cuMemsetD8_v2(b.alloc, isInt ? 0 : 0x3C, b.allocBytes);
-          allocations.push_back(b.alloc);
-          v.tensor = b.tensor;
-        }
-        argSets[s].push_back(v);
-      }
-      for (size_t r = 0; r < k.results.size(); ++r) {
-        if (k.results[r].inPlace >= 0) {
-          resultSets[s].push_back(argSets[s][k.results[r].inPlace].tensor);
-          continue;
-        }
-        Buffer b = makeBuffer(cu, k.results[r].dtype, resultShapes[r], nullptr,
-                              0, false);
-        allocations.push_back(b.alloc);
-        resultSets[s].push_back(b.tensor);
-      }
-    }
-    // Bytes that must move: every tensor read once, every result written
-    // once (an in-place result is read and written).
-    double bytes = 0;
-    for (size_t i = 0; i < k.args.size(); ++i) {
-      if (!k.args[i].isTensor)
-        continue;
-      double n = dtypeBytes(k.args[i].dtype);
-      for (int64_t s : argShapes[i])
-        n *= s;
-      bytes += n;
-    }
-    for (size_t r = 0; r < k.results.size(); ++r)
-      bytes +=
-          (double)elementsOf(resultShapes[r]) * dtypeBytes(k.results[r].dtype);
     CUstream stream;
     checkCuda(cu, cu->cuStreamCreate(&stream, 0), "cuStreamCreate");
-    CUevent start, stop;
-    cu->cuEventCreate(&start, 0);
-    cu->cuEventCreate(&stop, 0);
     LaunchPlan plan;
-    for (int s = 0; s < sets; ++s) // warm up
-      if (Status st = module->launch(k.name.c_str(), argSets[s].data(),
-                                     argSets[s].size(), resultSets[s].data(),
-                                     resultSets[s].size(), stream, &plan);
-          !st)
-        die(st.message());
-    cu->cuEventRecord(start, stream);
-    for (int it = 0; it < iters; ++it) {
-      int s = it % sets;
-      module->launch(k.name.c_str(), argSets[s].data(), argSets[s].size(),
-                     resultSets[s].data(), resultSets[s].size(), stream);
-    }
-    cu->cuEventRecord(stop, stream);
-    checkCuda(cu, cu->cuEventSynchronize(stop), "kernel timing");
-    float kernelMs;
-    cu->cuEventElapsedTime(&kernelMs, start, stop);
-    double kernelUs = kernelMs * 1000.0 / iters;
-    // The copy floor: a device-to-device copy of the same number of bytes
-    // (half read, half written), rotating buffers the same way.
-    size_t half = (size_t)(bytes / 2);
-    std::vector<CUdeviceptr> src(sets), dst(sets);
-    for (int s = 0; s < sets; ++s) {
-      checkCuda(cu, cu->cuMemAlloc_v2(&src[s], half), "cuMemAlloc");
-      checkCuda(cu, cu->cuMemAlloc_v2(&dst[s], half), "cuMemAlloc");
-      cu->cuMemcpyDtoDAsync_v2(dst[s], src[s], half, stream);
-    }
-    cu->cuEventRecord(start, stream);
-    for (int it = 0; it < iters; ++it)
-      cu->cuMemcpyDtoDAsync_v2(dst[it % sets], src[it % sets], half, stream);
-    cu->cuEventRecord(stop, stream);
-    checkCuda(cu, cu->cuEventSynchronize(stop), "copy timing");
-    float copyMs;
-    cu->cuEventElapsedTime(&copyMs, start, stop);
-    double copyUs = copyMs * 1000.0 / iters;
+    double kernelUs =
+        timeLaunches(cu, *module, k, in, stream, iters, -1, &plan);
+    double copyUs = timeCopy(cu, in, stream, iters);
     std::printf("BENCH %s dims=%s variant=%s bytes=%.0f kernel_us=%.2f "
                 "copy_us=%.2f copy_TBps=%.3f floor_pct=%.1f\n",
                 k.name.c_str(), dimsText.c_str(),
-                k.variants[plan.variant].function.c_str(), bytes, kernelUs,
-                copyUs, bytes / copyUs / 1e6, 100.0 * copyUs / kernelUs);
+                k.variants[plan.variant].function.c_str(), in.bytes, kernelUs,
+                copyUs, in.bytes / copyUs / 1e6, 100.0 * copyUs / kernelUs);
     return 0;
   }
 
