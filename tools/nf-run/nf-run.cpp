@@ -587,7 +587,6 @@ int tuneKernel(const CudaDriver *cu, const std::string &artifactPath,
     for (size_t c = 0; c < candidates.size(); ++c)
       best[c] = std::min(best[c], timeLaunches(cu, module, k, in, stream, iters,
                                                candidates[c], nullptr));
-  double copyUs = timeCopy(cu, in, stream, iters);
   double defaultUs = INFINITY;
   size_t fastest = 0;
   for (size_t c = 0; c < candidates.size(); ++c) {
@@ -600,13 +599,14 @@ int tuneKernel(const CudaDriver *cu, const std::string &artifactPath,
                    ? candidates[fastest]
                    : defaultVariant;
   for (size_t c = 0; c < candidates.size(); ++c)
-    std::printf("TUNE %s dims=%s variant=%s kernel_us=%.2f floor_pct=%.1f "
-                "vs_default=%.3f%s%s\n",
-                k.name.c_str(), dimsText.c_str(),
-                k.variants[candidates[c]].function.c_str(), best[c],
-                100.0 * copyUs / best[c], defaultUs / best[c],
-                candidates[c] == defaultVariant ? " default" : "",
-                candidates[c] == chosen ? " chosen" : "");
+    // Times only: what ranks the candidates (bench/roofline.py gives the
+    // fraction of an SM copy kernel).
+    std::printf(
+        "TUNE %s dims=%s variant=%s kernel_us=%.2f vs_default=%.3f%s%s\n",
+        k.name.c_str(), dimsText.c_str(),
+        k.variants[candidates[c]].function.c_str(), best[c],
+        defaultUs / best[c], candidates[c] == defaultVariant ? " default" : "",
+        candidates[c] == chosen ? " chosen" : "");
   // Record the choice, keeping the file's other entries for this build.
   TuningTable table;
   if (Status st = readTuning(artifact, artifactPath, table); !st)
