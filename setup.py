@@ -12,7 +12,9 @@ pyproject.toml has the metadata; this file adds the native steps:
   be built the package launches through ctypes (slower on the host, same
   kernels); NF_BUILD_EXTENSION=0 skips it, =1 makes a failure an error;
 - where this source tree's compiler would be (build/bin/nf-compile) is
-  recorded, one of the places normfuse.compile looks.
+  recorded, one of the places normfuse.compile looks;
+- nf-run (MLIR-free) is built and copied into the package too:
+  normfuse.tune() runs it.
 """
 
 import os
@@ -48,7 +50,7 @@ def build_runtime():
                            str(RUNTIME_BUILD), "-DCMAKE_BUILD_TYPE=Release",
                            *generator])
     subprocess.check_call([cmake, "--build", str(RUNTIME_BUILD), "--target",
-                           "nfruntime", "--parallel"])
+                           "nfruntime", "nf-run", "--parallel"])
     build_runtime.done = True
     return RUNTIME_BUILD / LIBRARY
 
@@ -59,6 +61,9 @@ class BuildWithRuntime(build_py):
         package = Path(self.build_lib) / "normfuse"
         # The real file, not the soname link: a wheel holds no symlinks.
         shutil.copyfile(build_runtime().resolve(), package / LIBRARY)
+        # nf-run, which normfuse.tune() runs (MLIR-free, like the library).
+        shutil.copyfile(RUNTIME_BUILD / "bin" / "nf-run", package / "nf-run")
+        os.chmod(package / "nf-run", 0o755)
         compiler = ROOT / "build" / "bin" / "nf-compile"
         (package / "_build_info.py").write_text(
             '"""Written by setup.py at build time."""\n'

@@ -55,6 +55,7 @@ if not os.environ.get("NF_NO_EXTENSION"):
             warnings.warn(f"normfuse: the C++ extension does not load ({e}); "
                           "launching through ctypes", RuntimeWarning)
 from ._compile import CompileError, compile_artifact, find_compiler
+from ._tune import TuneError, find_tuner, tune
 
 # True while torch.compile traces (then Kernel.__call__ goes through
 # torch.ops, which it can trace); torch before 2.3 lacks it and has no
@@ -66,7 +67,8 @@ except ImportError:
         return False
 
 __all__ = ["compile", "load", "Module", "Kernel", "NormfuseError",
-           "ArtifactError", "CompileError", "find_compiler"]
+           "ArtifactError", "CompileError", "find_compiler", "tune",
+           "TuneError", "find_tuner"]
 
 
 class NormfuseError(RuntimeError):
