@@ -107,7 +107,8 @@ std::pair<uint64_t, uint64_t> extent(const Tensor &t) {
 
 Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
                           size_t numArgs, const Tensor *results,
-                          size_t numResults, LaunchPlan &plan, int variant) {
+                          size_t numResults, LaunchPlan &plan, int variant,
+                          const TunedVariants *tuned) {
   plan = LaunchPlan();
   // Messages are built only on failure: a valid launch allocates nothing.
   auto where = [&]() { return "kernel '" + kernel.name + "': "; };
@@ -375,14 +376,9 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
     return Status::error(where() + "no variant " + std::to_string(variant) +
                          " (the kernel has " +
                          std::to_string(kernel.variants.size()) + ")");
-  int chosen = -1;
-  size_t firstTried = variant >= 0 ? (size_t)variant : 0;
-  size_t lastTried =
-      variant >= 0 ? (size_t)variant + 1 : kernel.variants.size();
-  for (size_t v = firstTried; v < lastTried && chosen < 0; ++v) {
-    const VariantInfo &candidate = kernel.variants[v];
+  auto holds = [&](const VariantInfo &candidate) {
     if (candidate.maxD > 0 && sizes.d > candidate.maxD)
-      continue;
+      return false;
     if (candidate.peeled) {
       int8_t known =
           candidate.chunk <= 16 ? peeledByChunk[candidate.chunk] : -1;
@@ -392,24 +388,34 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
           peeledByChunk[candidate.chunk] = known;
       }
       if (!known)
-        continue;
+        return false;
     }
     if (candidate.vectorized) {
       if (sizes.d % candidate.chunk != 0)
-        continue;
-      bool aligned;
-      if (candidate.chunk <= 16) {
-        int8_t &known = alignedByChunk[candidate.chunk];
-        if (known < 0)
-          known = alignedFor(candidate.chunk);
-        aligned = known;
-      } else {
-        aligned = alignedFor(candidate.chunk);
-      }
-      if (!aligned)
-        continue;
+        return false;
+      if (candidate.chunk > 16)
+        return alignedFor(candidate.chunk);
+      int8_t &known = alignedByChunk[candidate.chunk];
+      if (known < 0)
+        known = alignedFor(candidate.chunk);
+      return known != 0;
     }
-    chosen = (int)v;
+    return true;
+  };
+  int chosen = -1;
+  if (variant >= 0) {
+    if (holds(kernel.variants[variant]))
+      chosen = variant;
+  } else {
+    // The variant tuned for this D, where its guard holds for the call too
+    // (a tune made with aligned tensors does not apply to misaligned ones).
+    int preferred = tuned ? lookupTuned(*tuned, sizes.d) : -1;
+    if (preferred >= 0 && preferred < (int)kernel.variants.size() &&
+        holds(kernel.variants[preferred]))
+      chosen = preferred;
+    for (size_t v = 0; v < kernel.variants.size() && chosen < 0; ++v)
+      if (holds(kernel.variants[v]))
+        chosen = (int)v;
   }
   if (chosen < 0 && variant >= 0)
     return Status::error(
@@ -632,20 +638,14 @@ Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
   const Entry *entry = &entries[index];
   LaunchPlan local;
   LaunchPlan &plan = planOut ? *planOut : local;
+  const TunedVariants *tuned =
+      index < tuning.entries.size() && !tuning.entries[index].empty()
+          ? &tuning.entries[index]
+          : nullptr;
   if (Status s = planLaunch(*entry->info, args, numArgs, results, numResults,
-                            plan, variant);
+                            plan, variant, tuned);
       !s)
     return s;
-  // A variant tuned for this D, where its guard holds for the call too (a
-  // tune made with aligned tensors does not apply to misaligned ones).
-  if (variant < 0) {
-    int tuned = tuning.lookup(index, plan.rowLength);
-    LaunchPlan alternative;
-    if (tuned >= 0 && tuned != plan.variant &&
-        planLaunch(*entry->info, args, numArgs, results, numResults,
-                   alternative, tuned))
-      plan = alternative;
-  }
   if (plan.grid == 0)
     return Status();
   void *params[kMaxParams];

@@ -90,10 +90,16 @@ int getDimLetters(const ArgumentInfo &arg, const char *const *&letters);
 /// strides that keep it so and D a multiple of its chunk; a bounded one
 /// D <= max_d. With `variant` >= 0, that variant instead, or an error where
 /// its guard does not hold for the call (every variant whose guard holds
-/// computes the same results: the guard is its correctness bound).
+/// computes the same results: the guard is its correctness bound). With
+/// `tuned`, the variant it names for the call's D where its guard holds
+/// (else the first whose guard holds).
+using TunedVariants = std::vector<std::pair<int64_t, int>>;
 Status planLaunch(const KernelInfo &kernel, const Value *args, size_t numArgs,
                   const Tensor *results, size_t numResults, LaunchPlan &plan,
-                  int variant = -1);
+                  int variant = -1, const TunedVariants *tuned = nullptr);
+
+/// The variant `tuned` (sorted by D) names for rows of `d` elements, or -1.
+int lookupTuned(const TunedVariants &tuned, int64_t d);
 
 /// Variants chosen by measurement for given row lengths (`nf-run --tune`,
 /// docs/Artifact.md "Tune files"), launched instead of the first variant
@@ -101,7 +107,7 @@ Status planLaunch(const KernelInfo &kernel, const Value *args, size_t numArgs,
 struct TuningTable {
   /// Per kernel of the artifact (as Artifact::kernels): (D, variant index),
   /// sorted by D.
-  std::vector<std::vector<std::pair<int64_t, int>>> entries;
+  std::vector<TunedVariants> entries;
   /// The variant tuned for kernel `kernel` at rows of `d` elements, or -1.
   int lookup(size_t kernel, int64_t d) const;
   /// Sets (or replaces) the variant of kernel `kernel` at rows of `d`.

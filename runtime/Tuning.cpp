@@ -19,15 +19,16 @@ using namespace nf::rt;
 
 static const char kTuneHeader[] = "normfuse-tune 1";
 
-int TuningTable::lookup(size_t kernel, int64_t d) const {
-  if (kernel >= entries.size() || entries[kernel].empty())
-    return -1;
-  const auto &list = entries[kernel];
+int nf::rt::lookupTuned(const TunedVariants &list, int64_t d) {
   auto it = std::lower_bound(list.begin(), list.end(), d,
                              [](const std::pair<int64_t, int> &e, int64_t key) {
                                return e.first < key;
                              });
   return it != list.end() && it->first == d ? it->second : -1;
+}
+
+int TuningTable::lookup(size_t kernel, int64_t d) const {
+  return kernel < entries.size() ? lookupTuned(entries[kernel], d) : -1;
 }
 
 void TuningTable::set(size_t kernel, int64_t d, int variant) {

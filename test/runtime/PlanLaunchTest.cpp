@@ -633,6 +633,59 @@ TEST_F(FusedTest, AnyVariantWhoseGuardHoldsCanBeAskedFor) {
       << status.message();
 }
 
+TEST_F(FusedTest, TunedVariantAtItsRowLengthWhereItsGuardHolds) {
+  // A tune file's entries (TuningTable): at D = 1536 a longer vectorized
+  // variant than the default, at D = 64 the unbounded general one.
+  Launch launch = make(3, 7, 1536);
+  LaunchPlan untuned;
+  ASSERT_TRUE(launch.plan(kernel(), untuned).ok());
+  int longer = -1, general = -1;
+  for (size_t v = 0; v < kernel().variants.size(); ++v) {
+    const VariantInfo &variant = kernel().variants[v];
+    if (longer < 0 && (int)v > untuned.variant && variant.vectorized &&
+        variant.maxD > 1536 && 1536 % variant.chunk == 0)
+      longer = (int)v;
+    if (!variant.vectorized && variant.maxD == 0)
+      general = (int)v;
+  }
+  ASSERT_GE(longer, 0);
+  ASSERT_GE(general, 0);
+  TunedVariants tuned = {{64, general}, {1536, longer}};
+  auto plan = [&](const Launch &l, LaunchPlan &out) {
+    return planLaunch(kernel(), l.args.data(), l.args.size(), l.results.data(),
+                      l.results.size(), out, -1, &tuned);
+  };
+  LaunchPlan p;
+  ASSERT_TRUE(plan(launch, p).ok());
+  EXPECT_EQ(p.variant, longer);
+  EXPECT_EQ(p.block, (unsigned)kernel().variants[longer].blockSize);
+  expectParams(kernel(), launch, p, {21}, {7}, {1}, 1536);
+  Launch small = make(3, 7, 64);
+  ASSERT_TRUE(plan(small, p).ok());
+  EXPECT_EQ(p.variant, general);
+  EXPECT_FALSE(p.vectorized);
+  // Another D: the default.
+  Launch other = make(3, 7, 1024);
+  LaunchPlan expected;
+  ASSERT_TRUE(other.plan(kernel(), expected).ok());
+  ASSERT_TRUE(plan(other, p).ok());
+  EXPECT_EQ(p.variant, expected.variant);
+  // Misaligned rows at the tuned D: the vectorized tuned variant's guard
+  // does not hold, so the default (general) one launches, without error.
+  Launch misaligned = make(3, 7, 1536);
+  arg(misaligned, 0).data += 2;
+  ASSERT_TRUE(misaligned.plan(kernel(), expected).ok());
+  ASSERT_TRUE(plan(misaligned, p).ok());
+  EXPECT_EQ(p.variant, expected.variant);
+  EXPECT_FALSE(p.vectorized);
+  // An explicit variant overrides the table.
+  ASSERT_TRUE(planLaunch(kernel(), launch.args.data(), launch.args.size(),
+                         launch.results.data(), launch.results.size(), p,
+                         untuned.variant, &tuned)
+                  .ok());
+  EXPECT_EQ(p.variant, untuned.variant);
+}
+
 //===----------------------------------------------------------------------===//
 // The family of a dynamic D: which variant serves which rows
 //===----------------------------------------------------------------------===//
