@@ -124,6 +124,13 @@ int64_t elementsOf(const Shape &shape) {
   return n;
 }
 
+int64_t countElements(const Tensor &t) {
+  int64_t n = 1;
+  for (int i = 0; i < t.rank; ++i)
+    n *= t.shape[i];
+  return n;
+}
+
 /// A device buffer laid out with guard bytes and optional row padding.
 struct Buffer {
   CUdeviceptr alloc = 0;
@@ -223,9 +230,7 @@ void checkOutput(const CudaDriver *cu, const std::string &label, Buffer &buf,
   const Tensor &t = buf.tensor;
   int bytes = dtypeBytes(t.dtype);
   size_t base = t.data - buf.alloc;
-  int64_t count = 1;
-  for (int i = 0; i < t.rank; ++i)
-    count *= t.shape[i];
+  int64_t count = countElements(t);
   double diff = 0, norm = 0;
   int64_t unwritten = 0;
   std::vector<char> isElement(buf.allocBytes, 0);
@@ -513,9 +518,7 @@ double relativeDifference(const Buffer &b,
   const Tensor &t = b.tensor;
   int bytes = dtypeBytes(t.dtype);
   size_t base = t.data - b.alloc;
-  int64_t count = 1;
-  for (int i = 0; i < t.rank; ++i)
-    count *= t.shape[i];
+  int64_t count = countElements(t);
   double diff = 0, norm = 0;
   for (int64_t e = 0; e < count; ++e) {
     double g = toDouble(&got[base + e * bytes], t.dtype);
