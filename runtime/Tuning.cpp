@@ -19,11 +19,17 @@ using namespace nf::rt;
 
 static const char kTuneHeader[] = "normfuse-tune 1";
 
+/// The first entry of `list` (sorted by D) for rows of `d` or more elements.
+static TunedVariants::const_iterator findEntry(const TunedVariants &list,
+                                               int64_t d) {
+  return std::lower_bound(list.begin(), list.end(), d,
+                          [](const std::pair<int64_t, int> &e, int64_t key) {
+                            return e.first < key;
+                          });
+}
+
 int nf::rt::lookupTuned(const TunedVariants &list, int64_t d) {
-  auto it = std::lower_bound(list.begin(), list.end(), d,
-                             [](const std::pair<int64_t, int> &e, int64_t key) {
-                               return e.first < key;
-                             });
+  auto it = findEntry(list, d);
   return it != list.end() && it->first == d ? it->second : -1;
 }
 
@@ -34,11 +40,8 @@ int TuningTable::lookup(size_t kernel, int64_t d) const {
 void TuningTable::set(size_t kernel, int64_t d, int variant) {
   if (entries.size() <= kernel)
     entries.resize(kernel + 1);
-  auto &list = entries[kernel];
-  auto it = std::lower_bound(list.begin(), list.end(), d,
-                             [](const std::pair<int64_t, int> &e, int64_t key) {
-                               return e.first < key;
-                             });
+  TunedVariants &list = entries[kernel];
+  auto it = list.begin() + (findEntry(list, d) - list.begin());
   if (it != list.end() && it->first == d)
     it->second = variant;
   else

@@ -553,6 +553,10 @@ int tuneKernel(const CudaDriver *cu, const std::string &artifactPath,
   int64_t d = plan.rowLength;
   std::vector<std::vector<unsigned char>> ref =
       runOnFirstSet(cu, module, k, check, defaultVariant);
+  bool f32 = true;
+  for (const ResultInfo &r : k.results)
+    f32 &= r.dtype == DType::F32;
+  double tol = f32 ? 1e-5 : 1e-2;
   std::vector<int> candidates;
   int mismatches = 0;
   for (size_t v = 0; v < k.variants.size(); ++v) {
@@ -569,10 +573,6 @@ int tuneKernel(const CudaDriver *cu, const std::string &artifactPath,
       if (std::isnan(worst))
         break;
     }
-    bool f32 = true;
-    for (const ResultInfo &r : k.results)
-      f32 &= r.dtype == DType::F32;
-    double tol = f32 ? 1e-5 : 1e-2;
     if (std::isnan(worst) || worst > tol) {
       ++mismatches;
       std::printf("MISMATCH %s D=%lld %s: results differ from %s's "
