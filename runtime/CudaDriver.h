@@ -36,10 +36,14 @@ constexpr int CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1;
 constexpr int CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3;
 constexpr int CU_FUNC_ATTRIBUTE_NUM_REGS = 4;
 
+// CUdevice_attribute values.
+constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
+
 #define NF_CUDA_DRIVER_SYMBOLS(X)                                              \
   X(cuInit, CUresult, (unsigned))                                              \
   X(cuGetErrorName, CUresult, (CUresult, const char **))                       \
   X(cuDeviceGet, CUresult, (CUdevice *, int))                                  \
+  X(cuDeviceGetAttribute, CUresult, (int *, int, CUdevice))                    \
   X(cuCtxGetCurrent, CUresult, (CUcontext *))                                  \
   X(cuCtxSetCurrent, CUresult, (CUcontext))                                    \
   X(cuDevicePrimaryCtxRetain, CUresult, (CUcontext *, CUdevice))               \
