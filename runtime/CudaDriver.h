@@ -43,7 +43,6 @@ constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
   X(cuInit, CUresult, (unsigned))                                              \
   X(cuGetErrorName, CUresult, (CUresult, const char **))                       \
   X(cuDeviceGet, CUresult, (CUdevice *, int))                                  \
-  X(cuDeviceGetAttribute, CUresult, (int *, int, CUdevice))                    \
   X(cuCtxGetCurrent, CUresult, (CUcontext *))                                  \
   X(cuCtxSetCurrent, CUresult, (CUcontext))                                    \
   X(cuDevicePrimaryCtxRetain, CUresult, (CUcontext *, CUdevice))               \
@@ -76,7 +75,10 @@ constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
     (void **, void *, unsigned long long))                                     \
   X(cuGraphLaunch, CUresult, (void *, CUstream))                               \
   X(cuGraphExecDestroy, CUresult, (void *))                                    \
-  X(cuGraphDestroy, CUresult, (void *))
+  X(cuGraphDestroy, CUresult, (void *))                                        \
+  /* Appended, so that the members above keep their offsets for code built     \
+     against an older header (nf-run's copy floor: the SM count). */           \
+  X(cuDeviceGetAttribute, CUresult, (int *, int, CUdevice))
 
 /// The driver's entry points, filled by dlsym.
 struct CudaDriver {
