@@ -217,19 +217,17 @@ def graph_time_us(fn, arg_sets, replays):
     return replay_time_us(capture(fn, arg_sets), replays, len(arg_sets))
 
 
-def copy_time_us(moved, replays):
+def copy_graph(moved, device="cuda"):
     """The floor of a case: an SM copy kernel (a multiply by 1) reading
-    moved / 2 bytes and writing moved / 2, over SETS rotating buffer pairs.
-    Not `copy_` (cudaMemcpy): on the H200 it ran at 2.6 TB/s for buffers of
-    256 MiB and more and for sizes not a multiple of 4 KiB, where a copy
-    kernel of the same bytes ran at 3.95-4.26."""
+    moved / 2 bytes and writing moved / 2, over SETS rotating buffer pairs,
+    captured (bench.py and roofline.py time it). Not `copy_` (cudaMemcpy):
+    on the H200 it ran at 2.6 TB/s for buffers of 256 MiB and more and for
+    sizes not a multiple of 4 KiB, where a copy kernel of the same bytes ran
+    at 3.95-4.26."""
     n = max(1, moved // 4)  # bf16 elements read (and written)
-    pairs = [(torch.empty(n, dtype=torch.bfloat16, device="cuda"),
-              torch.ones(n, dtype=torch.bfloat16, device="cuda"))
-             for _ in range(SETS)]
-    t = graph_time_us(lambda d, s: torch.mul(s, 1.0, out=d), pairs, replays)
-    del pairs
-    return t
+    pairs = [(torch.empty(n, dtype=bf16, device=device),
+              torch.ones(n, dtype=bf16, device=device)) for _ in range(SETS)]
+    return capture(lambda dst, src: torch.mul(src, 1.0, out=dst), pairs)
 
 
 def nbytes(args, outs):
@@ -348,7 +346,7 @@ def main():
                                  else a for a in sets[0]])
         # In-place results count as written once, like any output.
         moved = nbytes(sets[0], refs)
-        floor = copy_time_us(moved, opts.replays)
+        floor = replay_time_us(copy_graph(moved), opts.replays, SETS)
         contenders = [("normfuse", kernel), ("eager", eager)]
         if not opts.no_compile:
             torch._dynamo.reset()

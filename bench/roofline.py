@@ -49,8 +49,8 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # bench.py puts python/ on the path and imports normfuse.
-from bench import (SETS, capture, fagn_eager, replay_time_us, rms,  # noqa
-                   srn_affine_eager, srn_eager)
+from bench import (SETS, capture, copy_graph, fagn_eager,  # noqa
+                   replay_time_us, rms, srn_affine_eager, srn_eager)
 import normfuse  # noqa: E402
 import quant_cases  # noqa: E402
 from normfuse.testing import (is_quantized_dtype, max_relative_error,  # noqa
@@ -444,15 +444,6 @@ def short(e):
 
 def rows_for(D, elem_bytes):
     return max(1, round(X_BYTES / (D * elem_bytes)))
-
-
-def copy_graph(moved, device):
-    """The floor: an SM copy kernel (mul by 1) reading moved/2 bytes and
-    writing moved/2, over SETS rotating buffer pairs, captured."""
-    n = max(1, moved // 4)  # bf16 elements read (and written)
-    pairs = [(torch.empty(n, dtype=bf16, device=device),
-              torch.ones(n, dtype=bf16, device=device)) for _ in range(SETS)]
-    return capture(lambda dst, src: torch.mul(src, 1.0, out=dst), pairs)
 
 
 def time_graphs(graphs, replays, rounds):
