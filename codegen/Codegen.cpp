@@ -202,6 +202,7 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   schedule.rowsPerCta = options.rowsPerCta;
   schedule.rowsPerThread = options.rowsPerThread;
   schedule.forceStreaming = options.streaming;
+  schedule.persistent = options.persistent;
   // Clusters exist from sm_90 on (the same chips as hardware fp8).
   schedule.maxCluster = options.maxCluster >= 1        ? options.maxCluster
                         : hasHardwareFp8(options.chip) ? 8

@@ -37,6 +37,9 @@ struct CodegenOptions {
   int64_t rowsPerCta = 0;
   int64_t rowsPerThread = 0; ///< 0: the schedule's choice
   bool streaming = false;
+  /// -nf-select-schedule's `persistent`: auto, all or none (nf-compile
+  /// --persistent).
+  std::string persistent = "auto";
   /// Most CTAs of a thread-block cluster that share a row too long for one
   /// CTA's registers: -1 for the target's default (8 from sm_90 on, where
   /// clusters exist; 1 before), 1 for none (such rows are streamed).

@@ -166,6 +166,14 @@ def Nf_ScheduleAttr : Nf_Attr<"Schedule", "schedule"> {
     thread copies its chunks of each `[B, S, D]` input there with
     asynchronous copies at the row's start and reads them back in each
     pass, so no row element is live in registers across a reduction.
+    A `persistent` schedule (one register-resident row per CTA, no cluster)
+    launches as many CTAs per batch entry as fit on the GPU at once, each
+    walking its entry's rows: the operands that do not depend on the row
+    (`[D]`, `[B, 1, D]`, `[1]`) are loaded once per CTA and held in
+    registers, and the next row's `[B, S, D]` inputs are copied into shared
+    memory (asynchronous copies, two slots) while the current row is
+    computed. Only the schedule's vectorized variant loops; its other
+    variants run one row per CTA.
     Parameters left at their default are not printed.
 
     ```mlir
@@ -180,7 +188,8 @@ def Nf_ScheduleAttr : Nf_Attr<"Schedule", "schedule"> {
     "int64_t":$chunks_per_thread,
     DefaultValuedParameter<"int64_t", "1">:$rows_per_thread,
     DefaultValuedParameter<"int64_t", "1">:$cluster_size,
-    DefaultValuedParameter<"bool", "false">:$staged
+    DefaultValuedParameter<"bool", "false">:$staged,
+    DefaultValuedParameter<"bool", "false">:$persistent
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

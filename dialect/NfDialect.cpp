@@ -114,7 +114,7 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t threadsPerRow, int64_t rowsPerCta,
                                    int64_t chunk, int64_t chunksPerThread,
                                    int64_t rowsPerThread, int64_t clusterSize,
-                                   bool staged) {
+                                   bool staged, bool persistent) {
   if (!llvm::isPowerOf2_64(threadsPerRow) || threadsPerRow > 1024 ||
       (threadsPerRow > 32 && threadsPerRow % 32 != 0))
     return emitError() << "threads_per_row must be a power of two <= 1024, "
@@ -147,6 +147,12 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "a staged schedule holds one row per CTA in shared "
                           "memory: it needs chunks_per_thread > 0 and "
                           "rows_per_cta = rows_per_thread = 1";
+  if (persistent && (chunksPerThread == 0 || rowsPerCta != 1 ||
+                     rowsPerThread != 1 || clusterSize != 1 || staged))
+    return emitError() << "a persistent schedule walks one register-resident "
+                          "row per CTA at a time: it needs chunks_per_thread "
+                          "> 0, rows_per_cta = rows_per_thread = "
+                          "cluster_size = 1 and no staged";
   return success();
 }
 

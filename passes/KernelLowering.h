@@ -230,6 +230,16 @@ private:
   std::string stageBuffer;
   void stageRow(const Chain &chain, MutableArrayRef<Chunk> chunks);
 
+  // Persistent CTAs (PersistentRows.cpp): the vectorized variant of a
+  // persistent schedule walks rows of one batch entry, its row-invariant
+  // operands loaded once (pinnedLoads), its rows staged in two slots of
+  // the stage buffer one row ahead.
+  bool persistentRows = false;
+  void emitPersistentRows(unsigned chainIndex, Value localCta,
+                          ArrayRef<ReduceOp> reductions,
+                          ArrayRef<std::pair<unsigned, Value>> outputs,
+                          Value numChunks);
+
   // Row state, reset per row. `rowHead` (peeled variants): how many
   // elements past an aligned address the row starts, in [0, chunk).
   Value rowB, rowS, rowFrame, rowValid, rowHead;

@@ -298,6 +298,10 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
         .push_back({r, value});
   }
 
+  if (persistentRows) {
+    emitPersistentRows(c, localCta, reductions, outputs, numChunks);
+    return success();
+  }
   if (sched.isRegisterResident()) {
     chainIndex = c;
     unsigned numReductions = reductions.size();
@@ -559,18 +563,12 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
     for (const auto &output : outputs) {
       if (dependsOnReduction(output.second))
         continue;
-      SmallVector<Value> stack{output.second};
-      DenseSet<Value> seen;
-      while (!stack.empty()) {
-        Value v = stack.pop_back_val();
-        Operation *op = v.getDefiningOp();
-        if (!op || !seen.insert(v).second)
-          continue;
-        if (isa<LoadOp, SelectLoadOp>(op))
-          loads.insert(op);
-        else
-          llvm::append_range(stack, op->getOperands());
-      }
+      walkDefiningOps(output.second, [&](Operation *op) {
+        if (!isa<LoadOp, SelectLoadOp>(op))
+          return true;
+        loads.insert(op);
+        return false;
+      });
     }
     for (Chunk &chunk : chunks)
       for (Operation *op : chain.ops)

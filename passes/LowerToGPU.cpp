@@ -86,6 +86,12 @@ LogicalResult KernelLowering::checkSupported() {
         "embedding or group reductions whose CTA's share of the row fits in "
         "48 KB of shared memory and whose [B, S, D] inputs take a multiple "
         "of 16 bytes per chunk");
+  if (sched.persistent && !mayPersist(kernel, sched))
+    return kernel.emitOpError(
+        "has a persistent schedule, which needs a kernel of one chain "
+        "without select, rotary embedding, group reductions or [B, F, 1, D] "
+        "operands, with an operand broadcast along the row, whose two staged "
+        "rows fit in 44 KB of shared memory");
   return checkGroups();
 }
 
@@ -145,9 +151,17 @@ LogicalResult KernelLowering::emit(StringRef name) {
   // A staged schedule's vectorized variant holds the CTA's share of each
   // [B, S, D] input in a shared buffer, 16 bytes per chunk of each thread
   // (its twin, peeled and general variants do not: Schedule::unstaged).
-  if (sched.staged && vectorized && !peeled) {
-    stagedRows = true;
-    int64_t bytes = getStagedRowBytes(kernel, sched);
+  // A persistent schedule's holds two such rows (PersistentRows.cpp), but
+  // reads each chunk back once per row, as if it had been loaded from
+  // global memory (no `stagedRows`: rematerialization keeps what it would
+  // keep of a loaded row).
+  persistentRows = sched.persistent && vectorized && !peeled;
+  stagedRows = sched.staged && vectorized && !peeled;
+  if (stagedRows || persistentRows) {
+    Schedule staged = sched;
+    staged.staged = true;
+    int64_t bytes =
+        getStagedRowBytes(kernel, staged) * (persistentRows ? 2 : 1);
     stageBuffer = (name + "_stage").str();
     LLVM::GlobalOp::create(b, loc,
                            LLVM::LLVMArrayType::get(b.getI8Type(), bytes),

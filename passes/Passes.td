@@ -149,6 +149,12 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
            "most CTAs of a thread-block cluster that share a row too long "
            "for one CTA's registers (1, 2, 4 or 8; 1: none, the row is "
            "streamed; nf-compile sets 8 for sm_90 and newer)">,
+    Option<"persistent", "persistent", "std::string", /*default=*/"\"auto\"",
+           "which schedules walk many rows of a batch entry per CTA, holding "
+           "the operands that do not depend on the row in registers: auto "
+           "(those that may, mayPersist in Schedule.h, of kernels where a "
+           "reduction waits on operands along the row), all (every one that "
+           "may) or none">,
   ];
   let dependentDialects = ["::mlir::nf::NfDialect"];
 }

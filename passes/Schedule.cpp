@@ -29,12 +29,13 @@ StringRef Schedule::getKindName() const {
     return "multi_row";
   if (threadsPerRow == 32)
     return "warp";
-  return "cta";
+  return persistent ? "persistent" : "cta";
 }
 
 ScheduleAttr Schedule::toAttr(MLIRContext *ctx) const {
   return ScheduleAttr::get(ctx, threadsPerRow, rowsPerCta, chunk,
-                           chunksPerThread, rowsPerThread, clusterSize, staged);
+                           chunksPerThread, rowsPerThread, clusterSize, staged,
+                           persistent);
 }
 
 Schedule Schedule::fromAttr(ScheduleAttr attr) {
@@ -46,6 +47,7 @@ Schedule Schedule::fromAttr(ScheduleAttr attr) {
   s.rowsPerThread = attr.getRowsPerThread();
   s.clusterSize = attr.getClusterSize();
   s.staged = attr.getStaged();
+  s.persistent = attr.getPersistent();
   return s;
 }
 
@@ -419,9 +421,99 @@ bool mlir::nf::recomputesForThirdCta(KernelOp kernel, const Schedule &s,
          !anyLaterReductionReadsBroadcast(kernel);
 }
 
+void mlir::nf::walkDefiningOps(Value root,
+                               function_ref<bool(Operation *)> visit) {
+  SmallVector<Value> stack{root};
+  DenseSet<Value> seen;
+  while (!stack.empty()) {
+    Value v = stack.pop_back_val();
+    Operation *op = v.getDefiningOp();
+    if (op && seen.insert(v).second && visit(op))
+      llvm::append_range(stack, op->getOperands());
+  }
+}
+
+bool mlir::nf::reductionWaitsOnOperands(KernelOp kernel) {
+  // The lowering factors per-row scalars out of max-|x| reductions where it
+  // can (rmsnorm_quant_fp8's max |x * rstd * w| becomes rstd * max |x * w|,
+  // which no longer waits on the first exchange): judged on that form.
+  Operation *factored = kernel->clone();
+  factorRowScalars(factored);
+  // The operands along the row a reduction's input reads, and whether it
+  // reads another reduction's result.
+  auto reads = [](ReduceOp reduce, SmallPtrSetImpl<Operation *> &operands) {
+    bool reduced = false;
+    walkDefiningOps(reduce.getInput(), [&](Operation *op) {
+      if (isa<ReduceOp>(op)) {
+        reduced = true;
+        return false;
+      }
+      auto load = dyn_cast<LoadOp>(op);
+      if (!load)
+        return true;
+      if (load.getKind() != BroadcastKind::BSD &&
+          load.getKind() != BroadcastKind::One)
+        operands.insert(op);
+      return false;
+    });
+    return reduced;
+  };
+  SmallVector<ReduceOp> reductions;
+  factored->walk([&](ReduceOp reduce) {
+    if (!reduce.getGroup())
+      reductions.push_back(reduce);
+  });
+  // Operands the first reduction reads are loaded with the row, before any
+  // exchange (seed #1's gate); the others wait for one.
+  bool waits = false;
+  SmallPtrSet<Operation *, 4> early;
+  if (!reductions.empty())
+    reads(reductions.front(), early);
+  for (size_t i = 1; i < reductions.size(); ++i) {
+    ReduceOp reduce = reductions[i];
+    SmallPtrSet<Operation *, 4> operands;
+    bool reduced = reads(reduce, operands);
+    waits |= reduced && llvm::any_of(operands, [&](Operation *op) {
+               return !early.contains(op);
+             });
+  }
+  factored->erase();
+  return waits;
+}
+
+bool mlir::nf::mayPersist(KernelOp kernel, const Schedule &s) {
+  if (!s.isRegisterResident() || s.clusterSize != 1 || s.staged ||
+      s.rowsPerCta != 1 || s.rowsPerThread != 1 || s.threadsPerRow < 64)
+    return false;
+  if (ChainAnalysis(kernel).getChains().size() != 1 ||
+      containsOp<SelectLoadOp, RopeOp>(kernel) ||
+      getGroupLanes(kernel, 1) > 1 ||
+      getBroadcastBytesPerElement(kernel) == 0 ||
+      !hasWholeStagedChunks(kernel, s.chunk))
+    return false;
+  bool frames = false;
+  kernel.walk(
+      [&](LoadOp load) { frames |= load.getKind() == BroadcastKind::BF1D; });
+  // The operands a thread holds across rows, in 4-byte registers: at most
+  // 96. Seed #3's four f32 operands at 32 elements per thread (128) took
+  // ptxas to 255 registers and 80 bytes of spill, and nf-compile dropped the
+  // variant for its 8-byte twin (H200, D = 4096: 75.4 -> 59.7% of a copy);
+  // at 24 elements (96) it gained (D = 3072: 83.5 -> 93.6).
+  int64_t heldRegisters =
+      s.chunksPerThread * s.chunk * getBroadcastBytesPerElement(kernel) / 4;
+  if (frames || heldRegisters > kMaxPersistentOperandRegisters)
+    return false;
+  Schedule one = s;
+  one.staged = true;
+  // Two slots in 44 KB, leaving the exchanges' scratch room in the 48 KB
+  // of static shared memory a function may have.
+  return 2 * getStagedRowBytes(kernel, one) <= 44 * 1024;
+}
+
 Schedule Schedule::unstaged() const {
   Schedule s = *this;
   s.staged = false;
+  s.persistent = false;
   if (staged && clusterSize == 1) {
     s.threadsPerRow = kMaxRegisterRowThreads;
     s.chunksPerThread =
@@ -442,9 +534,28 @@ struct NfSelectSchedulePass
         signalPassFailure();
         return;
       }
+      // Persistent CTAs where a reduction waits on operands along the row
+      // (layernorm_modulate_quant_fp8's row maximum of the modulated row).
+      // H200, D = 3072 / 4096 / 6144 / 8192 / 10240: 75.3 / 77.6 / 65.5 /
+      // 72.7 / 67.9% of a copy -> 86.8 / 92.7 / 77.0 / 86.0 / 71.0. Kernels
+      // whose operands are read only after the last exchange lost:
+      // LayerNorm 4096 95.6 -> 87.0, RMSNorm -8, fused add + RMSNorm -5.5,
+      // seed #1 3072 -6.6, fused add + RMSNorm + int8 -9 (docs/benchmarks.md,
+      // "Persistent CTAs").
+      if (persistent != "auto" && persistent != "all" && persistent != "none") {
+        kernel.emitOpError("persistent must be auto, all or none, found '")
+            << persistent << "'";
+        signalPassFailure();
+        return;
+      }
+      bool persists = persistent == "all" || (persistent == "auto" &&
+                                              reductionWaitsOnOperands(kernel));
       SmallVector<Attribute> attrs;
-      for (const Schedule &s : *family)
+      for (Schedule &s : *family) {
+        if (persists && mayPersist(kernel, s))
+          s.persistent = true;
         attrs.push_back(s.toAttr(kernel.getContext()));
+      }
       kernel->setAttr(getSchedulesAttrName(),
                       ArrayAttr::get(kernel.getContext(), attrs));
     });

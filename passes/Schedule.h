@@ -53,12 +53,18 @@ struct Schedule {
   /// their share of the row in shared memory (asynchronous copies) rather
   /// than registers.
   bool staged = false;
+  /// A schedule whose vectorized variant launches CTAs that each walk many
+  /// rows of one batch entry, holding the operands that do not depend on
+  /// the row in registers and copying the next row into shared memory
+  /// while computing the current one (docs/Rationale.md, "Persistent
+  /// CTAs").
+  bool persistent = false;
 
   int64_t blockSize() const { return threadsPerRow * rowsPerCta; }
   /// Rows one CTA covers (what the runtime divides the rows by).
   int64_t ctaRows() const { return rowsPerCta * rowsPerThread; }
   bool isRegisterResident() const { return chunksPerThread > 0; }
-  /// "multi_row", "warp", "cta", "cluster" or "streaming".
+  /// "multi_row", "warp", "cta", "persistent", "cluster" or "streaming".
   StringRef getKindName() const;
 
   /// Whether a row program with several reductions recomputes from its
@@ -76,11 +82,12 @@ struct Schedule {
     return threadsPerRow * chunksPerThread * chunk * clusterSize;
   }
 
-  /// The schedule that holds the rows of this one in registers: itself
-  /// unless staged; a staged one-CTA row's in 512 threads, as chosen before
-  /// staging (its twin, peeled and general variants: the lowering stages
-  /// only whole 16-byte chunks of rows that start aligned). A staged
-  /// cluster schedule's general variant streams (MaterializeVariants).
+  /// The schedule that holds the rows of this one in registers, one row
+  /// per CTA (never persistent): itself unless staged; a staged one-CTA row's
+  /// in 512 threads, as chosen before staging (its twin, peeled and general
+  /// variants: the lowering stages only whole 16-byte chunks of rows that start
+  /// aligned). A staged cluster schedule's general variant streams
+  /// (MaterializeVariants).
   Schedule unstaged() const;
 
   ScheduleAttr toAttr(MLIRContext *ctx) const;
@@ -178,6 +185,31 @@ bool holdsGeneralRowPredicated(KernelOp kernel, const Schedule &g);
 /// Never for `chip` sm_75 (1024 threads per SM: two such CTAs at most).
 /// See Schedule.cpp.
 bool recomputesForThirdCta(KernelOp kernel, const Schedule &s, StringRef chip);
+
+/// Visits the ops `root` is computed from, each value's once, depth first;
+/// `visit` returns whether to go on into the op's operands.
+void walkDefiningOps(Value root, function_ref<bool(Operation *)> visit);
+
+/// Whether a reduction over the row of `kernel` reads both another
+/// reduction's result and an operand broadcast along the row ([D], [B, D],
+/// [B, 1, D]) that the first reduction does not read, once
+/// -nf-factor-row-scalars' rewrite is applied (as the lowering does):
+/// every row then waits on that operand's loads between two exchanges.
+/// -nf-select-schedule makes such kernels' schedules persistent where they may
+/// be (mayPersist).
+bool reductionWaitsOnOperands(KernelOp kernel);
+
+/// Whether the schedule `s` of `kernel` may be made persistent: one
+/// register-resident row per CTA of 64 threads or more, no cluster, not
+/// staged; a kernel of one chain, without select, rotary embedding, group
+/// reductions or `[B, F, 1, D]` operands, with at least one operand
+/// broadcast along the row (what a persistent CTA loads once) that take at
+/// most kMaxPersistentOperandRegisters registers per thread, whose
+/// `[B, S, D]` inputs take whole 16-byte copies per chunk and whose two
+/// staged rows fit in 44 KB (with the exchanges' scratch, in the 48 KB of
+/// static shared memory a function may have).
+bool mayPersist(KernelOp kernel, const Schedule &s);
+constexpr int64_t kMaxPersistentOperandRegisters = 96;
 
 /// The static row length of the kernel, if every chain's D is static and
 /// they agree.

@@ -78,7 +78,11 @@ constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
   X(cuGraphDestroy, CUresult, (void *))                                        \
   /* Appended, so that the members above keep their offsets for code built     \
      against an older header (nf-run's copy floor: the SM count). */           \
-  X(cuDeviceGetAttribute, CUresult, (int *, int, CUdevice))
+  X(cuDeviceGetAttribute, CUresult, (int *, int, CUdevice))                    \
+  /* Appended likewise (persistent variants: CTAs resident at once). */        \
+  X(cuCtxGetDevice, CUresult, (CUdevice *))                                    \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, CUresult,                     \
+    (int *, CUfunction, int, size_t))
 
 /// The driver's entry points, filled by dlsym.
 struct CudaDriver {

@@ -484,6 +484,12 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
   plan.variant = chosen;
   plan.vectorized = vectorized;
   plan.grid = totalCtas;
+  plan.batches = plan.rowsPerBatch = 0;
+  if (launched.schedule == "persistent" && kernel.numChains == 1 &&
+      sizes.s[0] > 0) {
+    plan.rowsPerBatch = sizes.s[0];
+    plan.batches = rows[0] / sizes.s[0];
+  }
   plan.block = launched.blockSize;
   plan.rowLength = sizes.d;
   return Status();
@@ -548,6 +554,19 @@ Status Module::load(const Artifact &artifact, std::unique_ptr<Module> &out) {
           &fn.sharedBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn.function);
       driver->cuFuncGetAttribute(
           &fn.maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn.function);
+      // Persistent CTAs: as many as fit at once (at least one per SM).
+      if (variant.schedule == "persistent" && driver->cuCtxGetDevice &&
+          driver->cuOccupancyMaxActiveBlocksPerMultiprocessor &&
+          driver->cuDeviceGetAttribute) {
+        CUdevice device;
+        int perSm = 0, sms = 0;
+        if (driver->cuCtxGetDevice(&device) == 0 &&
+            driver->cuDeviceGetAttribute(
+                &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device) == 0 &&
+            driver->cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                &perSm, fn.function, variant.blockSize, 0) == 0)
+          fn.residentCtas = (int64_t)std::max(perSm, 1) * sms;
+      }
       if (fn.maxThreads < variant.blockSize)
         return Status::error("function '" + name + "' runs at most " +
                              std::to_string(fn.maxThreads) +
@@ -652,6 +671,12 @@ Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
   for (int p = 0; p < plan.numParams; ++p)
     params[p] = &plan.params[p];
   const FunctionInfo &fn = entry->variants[plan.variant];
+  unsigned grid = plan.grid;
+  if (plan.batches > 0 && fn.residentCtas > 0) {
+    int64_t perBatch = (fn.residentCtas + plan.batches - 1) / plan.batches;
+    perBatch = std::min(std::max<int64_t>(perBatch, 1), plan.rowsPerBatch);
+    grid = (unsigned)(plan.batches * perBatch);
+  }
   // The functions belong to the context the module was loaded in; a caller
   // whose current context is another device's (a process launching on two
   // GPUs) gets it switched for the launch and back.
@@ -663,9 +688,8 @@ Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
     if (Status s = check(driver->cuCtxSetCurrent(context), "cuCtxSetCurrent");
         !s)
       return s;
-  CUresult result =
-      driver->cuLaunchKernel(fn.function, plan.grid, 1, 1, plan.block, 1, 1, 0,
-                             stream, params, nullptr);
+  CUresult result = driver->cuLaunchKernel(fn.function, grid, 1, 1, plan.block,
+                                           1, 1, 0, stream, params, nullptr);
   if (current != context)
     driver->cuCtxSetCurrent(current);
   if (result != 0)

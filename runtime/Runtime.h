@@ -68,6 +68,11 @@ struct LaunchPlan {
   int variant = -1;
   bool vectorized = false;
   unsigned grid = 0; ///< 0: nothing to do (no rows)
+  /// A persistent variant (schedule "persistent"): the batch entries B and
+  /// tokens S of its rows. Its CTAs walk the rows of one batch entry, so it
+  /// may be launched with B * P CTAs for any 1 <= P <= S (`grid` is B * S);
+  /// the launch picks P from the CTAs resident at once. 0 otherwise.
+  int64_t batches = 0, rowsPerBatch = 0;
   unsigned block = 0;
   int64_t rowLength = 0;
   int numParams = 0;
@@ -153,6 +158,11 @@ struct FunctionInfo {
   int localBytes = 0;
   int sharedBytes = 0;
   int maxThreads = 0;
+  /// A persistent variant's CTAs resident on the device at once (CTAs per
+  /// SM times SMs); 0 for other variants, or where the driver could not
+  /// say (then such a variant launches one CTA per row, which it computes
+  /// alike).
+  int64_t residentCtas = 0;
 };
 
 class Module {

@@ -76,6 +76,16 @@ module attributes {s = #nf.schedule<threads_per_row = 128, rows_per_cta = 2, chu
 
 // -----
 
+// expected-error@+1 {{a persistent schedule walks one register-resident row per CTA at a time: it needs chunks_per_thread > 0, rows_per_cta = rows_per_thread = cluster_size = 1 and no staged}}
+module attributes {s = #nf.schedule<threads_per_row = 128, rows_per_cta = 2, chunk = 8, chunks_per_thread = 4, persistent = true>} {}
+
+// -----
+
+// expected-error@+1 {{a persistent schedule walks one register-resident row per CTA at a time}}
+module attributes {s = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0, persistent = true>} {}
+
+// -----
+
 // expected-error@+1 {{variant name must be letters, digits and '_', found 'a-b'}}
 module attributes {v = #nf.variant<name = "a-b", vectorized = true, max_d = 0, schedule = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>>} {}
 

@@ -1571,3 +1571,39 @@ TEST_F(QuantizedTest, PerRowResultOverlaps) {
 }
 
 } // namespace
+
+TEST(PersistentTest, PersistentVariantsCarryTheirBatches) {
+  // layernorm_modulate_quant_fp8 at D = 4096: a persistent vectorized
+  // variant, whose CTAs walk the rows of one batch entry. The plan's grid
+  // is one CTA per row (what any launch may use); its batches and rows per
+  // batch let the launch take fewer CTAs per entry.
+  Artifact artifact = loadArtifact("lmq_d4096");
+  ASSERT_EQ(artifact.kernels.size(), 1u);
+  const KernelInfo &kernel = artifact.kernels[0];
+  FakeMemory mem;
+  Launch launch;
+  launch.args = {tensorValue(mem.tensor(BF16, {3, 7, 4096})),
+                 tensorValue(mem.tensor(F32, {3, 1, 4096})),
+                 tensorValue(mem.tensor(F32, {3, 1, 4096}))};
+  launch.results = {mem.tensor(F8E4M3FN, {3, 7, 4096}),
+                    mem.tensor(F32, {3, 7})};
+  LaunchPlan plan;
+  Status status = launch.plan(kernel, plan);
+  ASSERT_TRUE(status.ok()) << status.message();
+  const VariantInfo &v = launchedVariant(kernel, plan);
+  EXPECT_EQ(v.schedule, "persistent");
+  EXPECT_TRUE(v.vectorized);
+  EXPECT_EQ(v.rowsPerCta, 1);
+  EXPECT_EQ(plan.grid, 21u);
+  EXPECT_EQ(plan.batches, 3);
+  EXPECT_EQ(plan.rowsPerBatch, 7);
+  // Misaligned: the general variant, one row per CTA, no batches.
+  launch.args[0].tensor.data += 2;
+  status = launch.plan(kernel, plan);
+  ASSERT_TRUE(status.ok()) << status.message();
+  const VariantInfo &g = launchedVariant(kernel, plan);
+  EXPECT_NE(g.schedule, "persistent");
+  EXPECT_FALSE(g.vectorized);
+  EXPECT_EQ(plan.grid, 21u);
+  EXPECT_EQ(plan.batches, 0);
+}

@@ -124,6 +124,15 @@ static cl::opt<bool>
                        "memory per reduction): for a static D instead of "
                        "registers, for a dynamic D instead of the family"),
               cl::cat(category));
+static cl::opt<std::string> persistent(
+    "persistent",
+    cl::desc("Which one-row-per-CTA schedules are persistent, their CTAs "
+             "walking many rows of a batch entry, holding the operands that "
+             "do not depend on the row in registers and copying the next "
+             "row into shared memory meanwhile: auto (kernels where a "
+             "reduction waits on operands along the row, the default), all "
+             "(every kernel that can) or none"),
+    cl::value_desc("auto|all|none"), cl::init("auto"), cl::cat(category));
 
 static cl::opt<int64_t> maxCluster(
     "max-cluster",
@@ -479,6 +488,9 @@ int main(int argc, char **argv) {
   options.rowsPerCta = rowsPerCta;
   options.rowsPerThread = rowsPerThread;
   options.streaming = streaming;
+  if (persistent != "auto" && persistent != "all" && persistent != "none")
+    return fail("--persistent=" + persistent + ": expected auto, all or none");
+  options.persistent = persistent;
   options.maxCluster = maxCluster;
   for (StringRef dim : dims) {
     auto [name, value] = dim.split('=');

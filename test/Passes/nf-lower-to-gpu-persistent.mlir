@@ -1,0 +1,90 @@
+// RUN: nf-opt %s -split-input-file -nf-materialize-variants -nf-lower-to-gpu -verify-diagnostics | FileCheck %s
+
+// A persistent schedule: the vectorized variant's CTAs walk rows of one
+// batch entry (P = gridDim / B CTAs per entry, rows p, p + P, ... < S).
+// The [B, 1, D] operands are loaded once, before the row loop; the row is
+// copied into one of two shared slots (2 x 128 threads x 2 chunks x 16
+// bytes) one row ahead: the first row before the loop, then in each
+// iteration the next row (if there is one) into the other slot, after
+// which the CTA waits for every copy but the newest and reads its chunks
+// of the current row back from shared memory. Two exchanges (mean, max):
+// no barrier at the end of the row.
+// CHECK: llvm.mlir.global internal @lmq_v0_persistent128x2_stage() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<8192 x i8>
+// CHECK-LABEL: gpu.func @lmq_v0_persistent128x2(
+// CHECK: gpu.grid_dim x
+// CHECK-COUNT-4: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xf32>
+// CHECK-COUNT-2: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: scf.for
+// CHECK: scf.if
+// CHECK-COUNT-2: nvvm.cp.async.shared.global
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 1
+// CHECK-NOT: llvm.load %{{.*}} : !llvm.ptr<1>
+// CHECK-NOT: !llvm.ptr<1> -> vector<8xf32>
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xbf16>
+// CHECK: nfgpu.row_reduce
+// CHECK: nfgpu.row_reduce
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.yield
+// CHECK: gpu.return
+// Its twins (4- and 2-element chunks) and general variant run one row per
+// CTA.
+// CHECK-LABEL: gpu.func @lmq_v1_cta128x4(
+// CHECK-NOT: nvvm.cp.async
+// CHECK-NOT: scf.for
+// CHECK: gpu.return
+nf.kernel @lmq(%x: tensor<?x?x?xbf16>, %scale: tensor<?x1x?xf32>,
+    %shift: tensor<?x1x?xf32>) -> tensor<?x?x?xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 128, rows_per_cta = 1, chunk = 8, chunks_per_thread = 2, persistent = true>]} {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %sc = nf.load %scale [B, 1, D] : tensor<?x1x?xf32>
+  %sh = nf.load %shift [B, 1, D] : tensor<?x1x?xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %m = nf.reduce mean %xf : !nf.row<f32>
+  %c = nf.sub %xf, %m : !nf.row<f32>, f32
+  %y = nf.mul %c, %sc : !nf.row<f32>, !nf.row<f32>
+  %z = nf.add %y, %sh : !nf.row<f32>, !nf.row<f32>
+  %a = nf.abs %z : !nf.row<f32>
+  %amax = nf.reduce max %a : !nf.row<f32>
+  %q = nf.div %z, %amax : !nf.row<f32>, f32
+  %qb = nf.cast %q : !nf.row<f32> to !nf.row<bf16>
+  nf.return %qb : !nf.row<bf16>
+}
+
+// -----
+
+// One exchange per row: the next row's exchange would write the slot this
+// row's threads may still read, so each row ends with a barrier.
+// CHECK-LABEL: gpu.func @rms_v0_persistent256x2(
+// CHECK: scf.for
+// CHECK: nfgpu.row_reduce
+// CHECK-NOT: nfgpu.row_reduce
+// CHECK: gpu.barrier
+// CHECK-NEXT: scf.yield
+nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xf32>) -> tensor<?x?x?xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 2, persistent = true>]} {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %wf = nf.load %w [D] : tensor<?xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
+  %n = nf.mul %xf, %ms : !nf.row<f32>, f32
+  %y = nf.mul %n, %wf : !nf.row<f32>, !nf.row<f32>
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// A kernel that cannot walk rows persistently (no operand along the row).
+// expected-error@+1 {{has a persistent schedule, which needs a kernel of one chain without select, rotary embedding, group reductions or [B, F, 1, D] operands, with an operand broadcast along the row, whose two staged rows fit in 44 KB of shared memory}}
+nf.kernel @plain(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 2, persistent = true>]} {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
+  %n = nf.mul %xf, %ms : !nf.row<f32>, f32
+  %yb = nf.cast %n : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}

@@ -1,0 +1,114 @@
+// Persistent schedules: where a reduction waits on an operand along the row
+// that the first reduction does not read (the row maximum of a modulated
+// LayerNorm), each one-row-per-CTA schedule of 64 threads or more is made
+// persistent; a kernel whose operands are read only after its last exchange
+// is not, unless `persistent=all`; `persistent=none` makes none.
+// RUN: nf-opt %s -split-input-file -nf-decompose -nf-select-schedule | FileCheck %s
+// RUN: nf-opt %s -split-input-file -nf-decompose -nf-select-schedule=persistent=all | FileCheck %s --check-prefix=ALL
+// RUN: nf-opt %s -split-input-file -nf-decompose -nf-select-schedule=persistent=none | FileCheck %s --check-prefix=NONE
+// RUN: not nf-opt %s -split-input-file -nf-decompose -nf-select-schedule=persistent=some 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: error: 'nf.kernel' op persistent must be auto, all or none, found 'some'
+
+// layernorm_modulate_quant_fp8 at D = 4096 (128 threads x 4 chunks).
+// CHECK-LABEL: nf.kernel @lmq
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 128, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, persistent = true>]}
+// ALL-LABEL: nf.kernel @lmq
+// ALL-SAME: persistent = true
+// NONE-LABEL: nf.kernel @lmq
+// NONE-NOT: persistent
+nf.kernel @lmq(%x: tensor<?x?x4096xbf16>, %scale: tensor<?x1x4096xf32>,
+    %shift: tensor<?x1x4096xf32>)
+    -> (tensor<?x?x4096xf8E4M3FN>, tensor<?x?xf32>) {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x4096xbf16>
+  %sc = nf.load %scale [B, 1, D] : tensor<?x1x4096xf32>
+  %sh = nf.load %shift [B, 1, D] : tensor<?x1x4096xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %n = nf.layer_norm %xf eps 1.0e-6 : !nf.row<f32>
+  %y = nf.modulate %n, %sc, %sh : !nf.row<f32>
+  %a = nf.abs %y : !nf.row<f32>
+  %amax = nf.reduce max %a : !nf.row<f32>
+  %q = nf.div %y, %amax : !nf.row<f32>, f32
+  %q8 = nf.cast %q : !nf.row<f32> to !nf.row<f8E4M3FN>
+  nf.return %q8, %amax : !nf.row<f8E4M3FN>, f32
+}
+
+// -----
+
+// LayerNorm with its weight and bias: read after the last exchange only.
+// CHECK-LABEL: nf.kernel @layernorm
+// CHECK-NOT: persistent
+// ALL-LABEL: nf.kernel @layernorm
+// ALL-SAME: persistent = true
+nf.kernel @layernorm(%x: tensor<?x?x4096xbf16>, %weight: tensor<4096xf32>,
+    %bias: tensor<4096xf32>) -> tensor<?x?x4096xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x4096xbf16>
+  %w = nf.load %weight [D] : tensor<4096xf32>
+  %b = nf.load %bias [D] : tensor<4096xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %y = nf.layer_norm %xf weight %w bias %b eps 1.0e-6 : !nf.row<f32>
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// RMSNorm then per-token FP8: the row maximum of x * rstd * w is factored
+// into rstd * max |x * w| (-nf-factor-row-scalars, which the lowering
+// applies), which waits on no exchange.
+// CHECK-LABEL: nf.kernel @rmsnorm_quant
+// CHECK-NOT: persistent
+nf.kernel @rmsnorm_quant(%x: tensor<?x?x4096xbf16>, %weight: tensor<4096xbf16>)
+    -> (tensor<?x?x4096xf8E4M3FN>, tensor<?x?xf32>) {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x4096xbf16>
+  %wb = nf.load %weight [D] : tensor<4096xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %wf = nf.cast %wb : !nf.row<bf16> to !nf.row<f32>
+  %y = nf.rms_norm %xf weight %wf eps 1.0e-6 : !nf.row<f32>
+  %a = nf.abs %y : !nf.row<f32>
+  %amax = nf.reduce max %a : !nf.row<f32>
+  %q = nf.div %y, %amax : !nf.row<f32>, f32
+  %q8 = nf.cast %q : !nf.row<f32> to !nf.row<f8E4M3FN>
+  nf.return %q8, %amax : !nf.row<f8E4M3FN>, f32
+}
+
+// -----
+
+// The gate of r = residual + gate * x feeds the first reduction: it is
+// loaded with the row, before any exchange (seed #1).
+// CHECK-LABEL: nf.kernel @gated
+// CHECK-NOT: persistent
+nf.kernel @gated(%x: tensor<?x?x4096xbf16>, %res: tensor<?x?x4096xbf16>,
+    %gate: tensor<?x1x4096xf32>) -> tensor<?x?x4096xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x4096xbf16>
+  %rb = nf.load %res [B, S, D] : tensor<?x?x4096xbf16>
+  %g = nf.load %gate [B, 1, D] : tensor<?x1x4096xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %rf = nf.cast %rb : !nf.row<bf16> to !nf.row<f32>
+  %gx = nf.mul %g, %xf : !nf.row<f32>, !nf.row<f32>
+  %r = nf.add %rf, %gx : !nf.row<f32>, !nf.row<f32>
+  %y = nf.layer_norm %r eps 1.0e-6 : !nf.row<f32>
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// Rows shorter than 64 threads' worth share a CTA (rows_per_cta 2): not
+// persistent.
+// CHECK-LABEL: nf.kernel @lmq_2048
+// CHECK-NOT: persistent
+nf.kernel @lmq_2048(%x: tensor<?x?x2048xbf16>, %scale: tensor<?x1x2048xf32>,
+    %shift: tensor<?x1x2048xf32>) -> tensor<?x?x2048xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x2048xbf16>
+  %sc = nf.load %scale [B, 1, D] : tensor<?x1x2048xf32>
+  %sh = nf.load %shift [B, 1, D] : tensor<?x1x2048xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %n = nf.layer_norm %xf eps 1.0e-6 : !nf.row<f32>
+  %y = nf.modulate %n, %sc, %sh : !nf.row<f32>
+  %a = nf.abs %y : !nf.row<f32>
+  %amax = nf.reduce max %a : !nf.row<f32>
+  %q = nf.div %y, %amax : !nf.row<f32>, f32
+  %yb = nf.cast %q : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
