@@ -119,6 +119,14 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
       longer rows (and every long row with `max-cluster` = 1): `streaming`,
       1024 threads, the row read from memory once per reduction.
 
+    Where a reduction reads another reduction's result and an operand along
+    the row that the first reduction does not read (judged after
+    `-nf-factor-row-scalars`' rewrite: layernorm_modulate_quant_fp8's row
+    maximum), each one-row-per-CTA schedule that may be is made
+    `persistent` (`persistent=auto`): its CTAs walk many rows of a batch
+    entry, holding those operands in registers and copying the next row
+    into shared memory meanwhile (docs/Rationale.md, "Persistent CTAs").
+
     An option that forces a choice gives one schedule for a dynamic D too
     (streaming with 256 threads unless `threads-per-row` says otherwise),
     so every schedule can be tested at any D.
