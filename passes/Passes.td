@@ -163,6 +163,9 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
            "(those that may, mayPersist in Schedule.h, of kernels where a "
            "reduction waits on operands along the row), all (every one that "
            "may) or none">,
+    Option<"asyncCopy", "async-copy", "bool", /*default=*/"true",
+           "the target has asynchronous copies (cp.async, sm_80 and newer): "
+           "without them no schedule is staged or persistent">,
   ];
   let dependentDialects = ["::mlir::nf::NfDialect"];
 }

@@ -552,7 +552,7 @@ struct NfSelectSchedulePass
                                               reductionWaitsOnOperands(kernel));
       SmallVector<Attribute> attrs;
       for (Schedule &s : *family) {
-        if (persists && mayPersist(kernel, s))
+        if (persists && asyncCopy && mayPersist(kernel, s))
           s.persistent = true;
         attrs.push_back(s.toAttr(kernel.getContext()));
       }
@@ -756,7 +756,7 @@ struct NfSelectSchedulePass
         // shared memory"; staging the 512-thread CTAs instead was mixed).
         // The quantizing kernels, whose second reduction reads the weight,
         // took 55-64 registers staged and spilled.
-        bool staged = isStageable(kernel, s.chunk) &&
+        bool staged = asyncCopy && isStageable(kernel, s.chunk) &&
                       !anyLaterReductionReadsBroadcast(kernel);
         if (staged) {
           Schedule candidate = shared;
@@ -819,7 +819,8 @@ struct NfSelectSchedulePass
           s.threadsPerRow == kMaxRegisterRowThreads &&
           s.chunksPerThread * s.chunk >= 32 &&
           getBroadcastBytesPerElement(kernel) == 0 &&
-          countRowReductions(kernel) >= 2 && isStageable(kernel, s.chunk)) {
+          countRowReductions(kernel) >= 2 && asyncCopy &&
+          isStageable(kernel, s.chunk)) {
         Schedule staged = s;
         staged.staged = true;
         staged.threadsPerRow = kStagedRowThreads;

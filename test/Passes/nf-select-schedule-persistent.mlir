@@ -2,10 +2,12 @@
 // that the first reduction does not read (the row maximum of a modulated
 // LayerNorm), each one-row-per-CTA schedule of 64 threads or more is made
 // persistent; a kernel whose operands are read only after its last exchange
-// is not, unless `persistent=all`; `persistent=none` makes none.
+// is not, unless `persistent=all`; `persistent=none` makes none, and so does
+// a target without asynchronous copies (`async-copy=false`: sm_75).
 // RUN: nf-opt %s -split-input-file -nf-decompose -nf-select-schedule | FileCheck %s
 // RUN: nf-opt %s -split-input-file -nf-decompose -nf-select-schedule=persistent=all | FileCheck %s --check-prefix=ALL
 // RUN: nf-opt %s -split-input-file -nf-decompose -nf-select-schedule=persistent=none | FileCheck %s --check-prefix=NONE
+// RUN: nf-opt %s -split-input-file -nf-decompose -nf-select-schedule=async-copy=false | FileCheck %s --check-prefix=NONE
 // RUN: not nf-opt %s -split-input-file -nf-decompose -nf-select-schedule=persistent=some 2>&1 | FileCheck %s --check-prefix=BAD
 
 // BAD: error: 'nf.kernel' op persistent must be auto, all or none, found 'some'
