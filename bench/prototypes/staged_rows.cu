@@ -50,31 +50,26 @@
 constexpr float kEps = 1e-6f;
 constexpr float kSMin = 4.35965e-06f;
 
-template <int T> __device__ float blockSum(float v, float *buf) {
+// The CTA's total of `v` under `op` (sum or max), through shared `buf`.
+template <int T, class Op>
+__device__ float blockReduce(float v, float *buf, Op op) {
   for (int o = 16; o; o >>= 1)
-    v += __shfl_xor_sync(0xffffffffu, v, o);
+    v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   if ((threadIdx.x & 31) == 0)
     buf[threadIdx.x >> 5] = v;
   __syncthreads();
-  float s = 0.f;
+  float s = buf[0];
 #pragma unroll
-  for (int w = 0; w < T / 32; ++w)
-    s += buf[w];
+  for (int w = 1; w < T / 32; ++w)
+    s = op(s, buf[w]);
   return s;
 }
-
-template <int T> __device__ float blockMax(float v, float *buf) {
-  for (int o = 16; o; o >>= 1)
-    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  if ((threadIdx.x & 31) == 0)
-    buf[threadIdx.x >> 5] = v;
-  __syncthreads();
-  float s = 0.f;
-#pragma unroll
-  for (int w = 0; w < T / 32; ++w)
-    s = fmaxf(s, buf[w]);
-  return s;
-}
+struct Add {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+struct Max {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
 
 __device__ __forceinline__ void cpAsync16(void *smem, const void *gmem) {
   unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
@@ -104,21 +99,21 @@ __device__ __forceinline__ void widen(uint4 c, float *v) {
 // of chunk j (the caller decides where they come from).
 template <int D, int T, class Op>
 __device__ __forceinline__ void computeRow(float (&v)[D / T], int row,
-                                           float *red, Op operand,
-                                           uint2 *q, float *s) {
+                                           float *red, Op operand, uint2 *q,
+                                           float *s) {
   constexpr int C = D / T / 8;
   float sum = 0.f;
 #pragma unroll
   for (int i = 0; i < D / T; ++i)
     sum += v[i];
-  float mean = blockSum<T>(sum, red) * (1.f / D);
+  float mean = blockReduce<T>(sum, red, Add()) * (1.f / D);
   float sq = 0.f;
 #pragma unroll
   for (int i = 0; i < D / T; ++i) {
     v[i] -= mean;
     sq += v[i] * v[i];
   }
-  float rstd = rsqrtf(blockSum<T>(sq, red + 32) * (1.f / D) + kEps);
+  float rstd = rsqrtf(blockReduce<T>(sq, red + 32, Add()) * (1.f / D) + kEps);
   float am = 0.f;
 #pragma unroll
   for (int j = 0; j < C; ++j) {
@@ -131,7 +126,7 @@ __device__ __forceinline__ void computeRow(float (&v)[D / T], int row,
       am = fmaxf(am, fabsf(y));
     }
   }
-  float amax = blockMax<T>(am, red + 64);
+  float amax = blockReduce<T>(am, red + 64, Max());
   float sr = fmaxf(amax / 448.f, kSMin);
   float inv = 1.f / sr;
 #pragma unroll
@@ -153,8 +148,8 @@ __device__ __forceinline__ void computeRow(float (&v)[D / T], int row,
 
 template <int D, int T, bool NOOP>
 __global__ void __launch_bounds__(T)
-    rowPerCta(const uint4 *x, const float *scale, const float *shift,
-              uint2 *q, float *s, int rows, float zero) {
+    rowPerCta(const uint4 *x, const float *scale, const float *shift, uint2 *q,
+              float *s, int rows, float zero) {
   constexpr int C = D / T / 8;
   __shared__ float red[96];
   int row = blockIdx.x;
@@ -185,8 +180,8 @@ __global__ void __launch_bounds__(T)
 // warp's 16-byte reads are consecutive).
 template <int D, int T, int STAGES, int MODE>
 __global__ void __launch_bounds__(T)
-    persistent(const uint4 *x, const float *scale, const float *shift,
-               uint2 *q, float *s, int rows, int rowsPerBatch) {
+    persistent(const uint4 *x, const float *scale, const float *shift, uint2 *q,
+               float *s, int rows, int rowsPerBatch) {
   constexpr int C = D / T / 8;
   __shared__ float red[96];
   extern __shared__ uint4 dyn[];
@@ -391,7 +386,8 @@ template <int D, int T> void runD(int sms) {
   CK(cudaMalloc(&ca, n16 * 16));
   CK(cudaMalloc(&cb, n16 * 16));
   CK(cudaMemset(ca, 1, n16 * 16));
-  float copyUs = timeIt("copy", [&] { copy16<<<n16 / 512, 128>>>(ca, cb, n16); });
+  float copyUs =
+      timeIt("copy", [&] { copy16<<<n16 / 512, 128>>>(ca, cb, n16); });
   float baseUs = timeIt("mode0", [&] {
     rowPerCta<D, T, false><<<rows, T>>>(d.x, d.sc, d.sh, d.q, d.s, rows, 0.f);
   });

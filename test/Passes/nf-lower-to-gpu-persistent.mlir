@@ -20,7 +20,6 @@
 // CHECK-COUNT-2: nvvm.cp.async.shared.global
 // CHECK: nvvm.cp.async.commit.group
 // CHECK-NEXT: nvvm.cp.async.wait.group 1
-// CHECK-NOT: llvm.load %{{.*}} : !llvm.ptr<1>
 // CHECK-NOT: !llvm.ptr<1> -> vector<8xf32>
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xbf16>
 // CHECK: nfgpu.row_reduce
