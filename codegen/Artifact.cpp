@@ -130,6 +130,17 @@ static int64_t sharedMemoryBytes(KernelOp kernel, VariantAttr variant) {
   return entry ? entry.getInt() : -1;
 }
 
+/// The dynamic shared memory a launch of the variant's function must give
+/// (compileToPTX records it on the kernel; none where it is not recorded).
+static int64_t dynamicSharedMemoryBytes(KernelOp kernel, VariantAttr variant) {
+  auto bytes =
+      kernel->getAttrOfType<DictionaryAttr>(getDynamicSharedBytesAttrName());
+  auto entry = bytes ? dyn_cast_or_null<IntegerAttr>(
+                           bytes.get(getVariantFunctionName(kernel, variant)))
+                     : IntegerAttr();
+  return entry ? entry.getInt() : 0;
+}
+
 LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
                                       StringRef ptx, StringRef torchSource,
                                       std::optional<StringRef> cubin,
@@ -137,7 +148,7 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
   // The body is composed in memory so that its digest can end the file.
   std::string body;
   llvm::raw_string_ostream os(body);
-  os << "normfuse-artifact 7\n";
+  os << "normfuse-artifact 8\n";
   os << "target " << chip << "\n";
   for (KernelOp kernel : module.getOps<KernelOp>()) {
     FailureOr<SmallVector<VariantAttr>> variants = getVariants(kernel);
@@ -174,7 +185,8 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
          << s.threadsPerRow << " rows_per_cta " << s.ctaRows() << " chunk "
          << s.chunk << " chunks_per_thread " << s.chunksPerThread << " block "
          << s.blockSize() << " shared " << shared << " cluster "
-         << s.clusterSize << "\n";
+         << s.clusterSize << " dynamic_shared "
+         << dynamicSharedMemoryBytes(kernel, variant) << "\n";
     }
     os << "chains " << chains.getChains().size() << "\n";
     SmallVector<ArgumentUse> uses = describeArguments(kernel, chains);
@@ -242,6 +254,8 @@ void mlir::nf::printKernelSummary(ModuleOp module, llvm::raw_ostream &os) {
       os << " block=" << s.blockSize();
       if (int64_t shared = sharedMemoryBytes(kernel, variant); shared >= 0)
         os << " shared=" << shared << "B";
+      if (int64_t dynamic = dynamicSharedMemoryBytes(kernel, variant))
+        os << " dynamic_shared=" << dynamic << "B";
       os << "\n";
     }
   }

@@ -143,8 +143,11 @@ static int64_t globalBytes(Type type) {
 /// the shared globals it addresses (exchange slots, mbarriers, staged
 /// rows).
 static void recordSharedBytes(ModuleOp module) {
-  llvm::StringMap<int64_t> bytes;
+  llvm::StringMap<int64_t> bytes, dynamicBytes;
   module.walk([&](gpu::GPUFuncOp func) {
+    if (auto dynamic =
+            func->getAttrOfType<IntegerAttr>(getDynamicSharedBytesAttrName()))
+      dynamicBytes[func.getName()] = dynamic.getInt();
     int64_t total = 0;
     for (BlockArgument buffer : func.getWorkgroupAttributions()) {
       auto type = cast<MemRefType>(buffer.getType());
@@ -169,16 +172,20 @@ static void recordSharedBytes(ModuleOp module) {
     FailureOr<SmallVector<VariantAttr>> variants = getVariants(kernel);
     if (failed(variants))
       continue;
-    SmallVector<NamedAttribute> entries;
+    SmallVector<NamedAttribute> entries, dynamicEntries;
     for (VariantAttr variant : *variants) {
       std::string name = getVariantFunctionName(kernel, variant);
-      auto found = bytes.find(name);
-      if (found != bytes.end())
+      if (auto found = bytes.find(name); found != bytes.end())
         entries.push_back(builder.getNamedAttr(
+            name, builder.getI64IntegerAttr(found->second)));
+      if (auto found = dynamicBytes.find(name); found != dynamicBytes.end())
+        dynamicEntries.push_back(builder.getNamedAttr(
             name, builder.getI64IntegerAttr(found->second)));
     }
     kernel->setAttr(getSharedBytesAttrName(),
                     builder.getDictionaryAttr(entries));
+    kernel->setAttr(getDynamicSharedBytesAttrName(),
+                    builder.getDictionaryAttr(dynamicEntries));
   }
 }
 

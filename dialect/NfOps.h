@@ -31,6 +31,13 @@ inline StringRef getTypesAttrName() { return "nf.types"; }
 /// GPU function to the static shared memory it allocated, in bytes (i64),
 /// which the artifact reports.
 inline StringRef getSharedBytesAttrName() { return "nf.shared_bytes"; }
+/// The dynamic shared memory a launch must give a GPU function, in bytes
+/// (i64): on the gpu.func, set by -nf-lower-to-gpu (a persistent CTA's
+/// slots); on a compiled kernel, a dictionary from each variant's function
+/// to it (absent: none), which the artifact reports.
+inline StringRef getDynamicSharedBytesAttrName() {
+  return "nf.dynamic_shared_bytes";
+}
 } // namespace mlir::nf
 
 #endif // NF_DIALECT_NFOPS_H

@@ -229,6 +229,13 @@ private:
   bool stagedRows = false;
   std::string stageBuffer;
   void stageRow(const Chain &chain, MutableArrayRef<Chunk> chunks);
+  // Where each chunk of the chain's [B, S, D] inputs lies in the stage
+  // buffer, `slotOffset` bytes in (Chunk::staged), and the copies of the
+  // current row's chunks there: the layout stageRow and a persistent CTA's
+  // slots share.
+  void placeStagedChunks(const Chain &chain, MutableArrayRef<Chunk> chunks,
+                         Value slotOffset);
+  void copyStagedChunks(const Chain &chain, ArrayRef<Chunk> chunks);
 
   // Persistent CTAs (PersistentRows.cpp): the vectorized variant of a
   // persistent schedule walks rows of one batch entry, its row-invariant

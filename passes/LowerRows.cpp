@@ -688,11 +688,34 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
         storeOutput(output.first, output.second, chunk);
 }
 
-void KernelLowering::stageRow(const Chain &chain,
-                              MutableArrayRef<Chunk> chunks) {
+void KernelLowering::placeStagedChunks(const Chain &chain,
+                                       MutableArrayRef<Chunk> chunks,
+                                       Value slotOffset) {
   auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
-  Value base = LLVM::AddressOfOp::create(b, loc, ptr3, stageBuffer);
-  Value offset = i64c(0);
+  Value base = gep(LLVM::AddressOfOp::create(b, loc, ptr3, stageBuffer),
+                   b.getI8Type(), slotOffset);
+  int64_t offset = 0;
+  for (Operation *op : chain.ops) {
+    auto load = dyn_cast<LoadOp>(op);
+    if (!load || load.getKind() != BroadcastKind::BSD)
+      continue;
+    auto type = cast<RankedTensorType>(load.getSource().getType());
+    int64_t bytes =
+        getStorageType(type.getElementType()).getIntOrFloatBitWidth() / 8 *
+        sched.chunk;
+    // Chunk k of every thread, then chunk k + 1: a warp's copies land in
+    // consecutive bytes (no bank conflicts when read back).
+    for (auto [k, chunk] : llvm::enumerate(chunks)) {
+      Value at = add(i64c(offset + (int64_t)k * sched.threadsPerRow * bytes),
+                     mul(lane, i64c(bytes)));
+      chunk.staged[load.getResult()] = gep(base, b.getI8Type(), at);
+    }
+    offset += bytes * sched.chunksPerThread * sched.threadsPerRow;
+  }
+}
+
+void KernelLowering::copyStagedChunks(const Chain &chain,
+                                      ArrayRef<Chunk> chunks) {
   for (Operation *op : chain.ops) {
     auto load = dyn_cast<LoadOp>(op);
     if (!load || load.getKind() != BroadcastKind::BSD)
@@ -705,21 +728,21 @@ void KernelLowering::stageRow(const Chain &chain,
     // before lowering): copied 16 bytes at a time, bypassing L1 (.cg).
     int64_t bytes = element.getIntOrFloatBitWidth() / 8 * sched.chunk;
     assert(bytes % 16 == 0 && "a staged chunk is a multiple of 16 bytes");
-    for (auto [k, chunk] : llvm::enumerate(chunks)) {
+    for (const Chunk &chunk : chunks) {
       Value src = gep(ptr, element, add(rowOff, chunk.base));
-      // Chunk k of every thread, then chunk k + 1: a warp's copies land in
-      // consecutive bytes (no bank conflicts when read back).
-      Value slot = add(i64c((int64_t)k * sched.threadsPerRow), lane);
-      Value dst = gep(base, b.getI8Type(), add(offset, mul(slot, i64c(bytes))));
+      Value dst = chunk.staged.lookup(load.getResult());
       for (int64_t piece = 0; piece < bytes; piece += 16)
         NVVM::CpAsyncOp::create(b, loc, gep(dst, b.getI8Type(), i64c(piece)),
                                 gep(src, b.getI8Type(), i64c(piece)), 16,
                                 NVVM::LoadCacheModifierKind::CG, Value());
-      chunk.staged[load.getResult()] = dst;
     }
-    offset =
-        add(offset, i64c(bytes * sched.chunksPerThread * sched.threadsPerRow));
   }
+}
+
+void KernelLowering::stageRow(const Chain &chain,
+                              MutableArrayRef<Chunk> chunks) {
+  placeStagedChunks(chain, chunks, i64c(0));
+  copyStagedChunks(chain, chunks);
   NVVM::CpAsyncCommitGroupOp::create(b, loc);
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
 }

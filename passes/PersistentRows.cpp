@@ -10,9 +10,11 @@
 // every row from L1/L2 between the statistics and the epilogue, which
 // lengthens every row's chain of dependent phases; a CTA that walks rows
 // loads them once and holds them in registers. Holding them costs
-// registers, so the row itself is not held: its [B, S, D] inputs are copied
-// into shared memory (cp.async, two slots) one row ahead, and every pass
-// reads its chunks back from there, as a staged row does. A hand-written
+// registers, so the row itself is not held across rows: its [B, S, D]
+// inputs are copied into shared memory (cp.async, two slots of dynamic
+// shared memory, LowerToGPU.cpp) one row ahead, and each row reads its
+// chunks back from there once, as if loaded from global memory (a staged
+// row re-reads them in every pass, which was slower here). A hand-written
 // prototype of layernorm_modulate_quant_fp8 measured the three pieces
 // apart (bench/prototypes/staged_rows.cu; docs/benchmarks.md, "Persistent
 // CTAs").
@@ -21,9 +23,7 @@
 
 #include "dialect/NfGpuDialect.h"
 #include "passes/KernelLowering.h"
-#include "passes/QuantizedCasts.h"
 
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 using namespace mlir;
@@ -66,61 +66,21 @@ void KernelLowering::emitPersistentRows(
       pinnedLoads.insert(load.getResult());
     }
 
-  // Two slots of the CTA's share of the row's [B, S, D] inputs.
-  SmallVector<LoadOp> rowLoads;
-  for (Operation *op : chain.ops)
-    if (auto load = dyn_cast<LoadOp>(op);
-        load && load.getKind() == BroadcastKind::BSD)
-      rowLoads.push_back(load);
-  auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
-  auto bytesOf = [&](LoadOp load) {
-    auto type = cast<RankedTensorType>(load.getSource().getType());
-    return getStorageType(type.getElementType()).getIntOrFloatBitWidth() / 8 *
-           sched.chunk;
-  };
-  int64_t slotBytes = 0;
-  for (LoadOp load : rowLoads)
-    slotBytes += bytesOf(load) * sched.chunksPerThread * sched.threadsPerRow;
-  // Where chunk k of `load` of this thread lies in slot `slot` (i64).
-  auto stagedAddress = [&](Value slot, size_t loadIndex, int64_t k) {
-    int64_t offset = 0;
-    for (size_t i = 0; i < loadIndex; ++i)
-      offset +=
-          bytesOf(rowLoads[i]) * sched.chunksPerThread * sched.threadsPerRow;
-    int64_t bytes = bytesOf(rowLoads[loadIndex]);
-    // Chunk k of every thread, then chunk k + 1: a warp's accesses are
-    // consecutive bytes.
-    Value at = add(mul(slot, i64c(slotBytes)),
-                   add(i64c(offset + k * sched.threadsPerRow * bytes),
-                       mul(lane, i64c(bytes))));
-    Value base = LLVM::AddressOfOp::create(b, loc, ptr3, stageBuffer);
-    return gep(base, b.getI8Type(), at);
-  };
-  // Copies row `row`'s chunks into `slot` (then commits the group, copies
-  // or not, so that "all but the newest group" is the row before).
+  // Two slots of the CTA's share of the row's [B, S, D] inputs. Copies
+  // row `row`'s chunks into `slot` (then commits the group, copies or not,
+  // so that "all but the newest group" is the row before).
+  Schedule staged = sched;
+  staged.staged = true;
+  Value slotBytes = i64c(getStagedRowBytes(kernel, staged));
   auto stage = [&](Value row, Value slot, Value copy) {
     setUpRow(c, row);
+    SmallVector<Chunk> chunks(proto);
+    placeStagedChunks(chain, chunks, mul(slot, slotBytes));
     auto ifOp = scf::IfOp::create(b, loc, copy, /*withElseRegion=*/false);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      for (auto [i, load] : llvm::enumerate(rowLoads)) {
-        auto type = cast<RankedTensorType>(load.getSource().getType());
-        Type element = getStorageType(type.getElementType());
-        Value ptr =
-            argValue[cast<BlockArgument>(load.getSource()).getArgNumber()];
-        Value rowOff = rowOffset(load.getSource(), load.getKind());
-        int64_t bytes = bytesOf(load);
-        for (auto [k, chunk] : llvm::enumerate(proto)) {
-          Value src = gep(ptr, element, add(rowOff, chunk.base));
-          Value dst = stagedAddress(slot, i, k);
-          for (int64_t piece = 0; piece < bytes; piece += 16)
-            NVVM::CpAsyncOp::create(b, loc,
-                                    gep(dst, b.getI8Type(), i64c(piece)),
-                                    gep(src, b.getI8Type(), i64c(piece)), 16,
-                                    NVVM::LoadCacheModifierKind::CG, Value());
-        }
-      }
+      copyStagedChunks(chain, chunks);
     }
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
   };
@@ -145,9 +105,7 @@ void KernelLowering::emitPersistentRows(
 
   setUpRow(c, add(rowBase, current));
   SmallVector<Chunk> chunks(proto);
-  for (auto [k, chunk] : llvm::enumerate(chunks))
-    for (auto [i, load] : llvm::enumerate(rowLoads))
-      chunk.staged[load.getResult()] = stagedAddress(slot, i, k);
+  placeStagedChunks(chain, chunks, mul(slot, slotBytes));
   reductionSlot = 0;
   emitRow(chain, chunks, reductions, outputs);
   // The next row's first exchange writes the slots this row's read. With

@@ -498,16 +498,19 @@ bool mlir::nf::mayPersist(KernelOp kernel, const Schedule &s) {
   // 96. Seed #3's four f32 operands at 32 elements per thread (128) took
   // ptxas to 255 registers and 80 bytes of spill, and nf-compile dropped the
   // variant for its 8-byte twin (H200, D = 4096: 75.4 -> 59.7% of a copy);
-  // at 24 elements (96) it gained (D = 3072: 83.5 -> 93.6).
+  // at 24 elements (96) it gained (D = 3072: 83.5 -> 93.6). A CTA of 512
+  // threads has 128 registers per thread, and leaves 64 to the rest:
+  // layernorm_modulate_quant_fp8's 512 x 4 (64 held) took 128 without
+  // spill, its 512 x 5 (80 held) spilled 76 bytes.
   int64_t heldRegisters =
       s.chunksPerThread * s.chunk * getBroadcastBytesPerElement(kernel) / 4;
-  if (frames || heldRegisters > kMaxPersistentOperandRegisters)
+  int64_t threadRegisters = std::min<int64_t>(255, 65536 / s.blockSize());
+  if (frames || heldRegisters > kMaxPersistentOperandRegisters ||
+      heldRegisters > threadRegisters - 64)
     return false;
   Schedule one = s;
   one.staged = true;
-  // Two slots in 44 KB, leaving the exchanges' scratch room in the 48 KB
-  // of static shared memory a function may have.
-  return 2 * getStagedRowBytes(kernel, one) <= 44 * 1024;
+  return 2 * getStagedRowBytes(kernel, one) <= kMaxPersistentStageBytes;
 }
 
 Schedule Schedule::unstaged() const {
@@ -527,13 +530,12 @@ struct NfSelectSchedulePass
     : nf::impl::NfSelectScheduleBase<NfSelectSchedulePass> {
   using NfSelectScheduleBase::NfSelectScheduleBase;
 
+  /// Whether the kernel being scheduled gets persistent schedules where
+  /// they may be.
+  bool persists = false;
+
   void runOnOperation() override {
     getOperation()->walk([&](KernelOp kernel) {
-      FailureOr<SmallVector<Schedule>> family = selectFamily(kernel);
-      if (failed(family)) {
-        signalPassFailure();
-        return;
-      }
       // Persistent CTAs where a reduction waits on operands along the row
       // (layernorm_modulate_quant_fp8's row maximum of the modulated row).
       // H200, D = 3072 / 4096 / 6144 / 8192 / 10240: 75.3 / 77.6 / 65.5 /
@@ -548,11 +550,17 @@ struct NfSelectSchedulePass
         signalPassFailure();
         return;
       }
-      bool persists = persistent == "all" || (persistent == "auto" &&
-                                              reductionWaitsOnOperands(kernel));
+      persists = asyncCopy &&
+                 (persistent == "all" ||
+                  (persistent == "auto" && reductionWaitsOnOperands(kernel)));
+      FailureOr<SmallVector<Schedule>> family = selectFamily(kernel);
+      if (failed(family)) {
+        signalPassFailure();
+        return;
+      }
       SmallVector<Attribute> attrs;
       for (Schedule &s : *family) {
-        if (persists && asyncCopy && mayPersist(kernel, s))
+        if (persists && mayPersist(kernel, s))
           s.persistent = true;
         attrs.push_back(s.toAttr(kernel.getContext()));
       }
@@ -844,12 +852,15 @@ struct NfSelectSchedulePass
     // rmsnorm_quant_fp8 -3, seed #2 -3; nor at 512 x 4, where both took 64
     // registers (LayerNorm 13312-16384 -0.3 to +2.1). docs/benchmarks.md,
     // "What the operands along the row cost; half chunks for f32 operands".
+    // Nor for a persistent CTA, which reads its operands once and copies
+    // its row in whole 16-byte chunks.
     if (!streaming && s.clusterSize == 1 && !s.staged && threadsPerRow == 0 &&
         maxChunks == 0 && rowsPerCta <= 1 && rowsPerThread <= 1 &&
         s.threadsPerRow == kMaxRegisterRowThreads && s.chunk == 8 &&
         s.chunksPerThread == 3 && getGroupLanes(kernel, 1) == 1 &&
         countRowInputs(kernel) == 1 && countRowReductions(kernel) >= 2 &&
-        hasF32BroadcastOperand(kernel)) {
+        hasF32BroadcastOperand(kernel) &&
+        !(persists && mayPersist(kernel, s))) {
       s.chunk = 4;
       s.chunksPerThread = 6;
     }

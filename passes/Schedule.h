@@ -204,12 +204,17 @@ bool reductionWaitsOnOperands(KernelOp kernel);
 /// staged; a kernel of one chain, without select, rotary embedding, group
 /// reductions or `[B, F, 1, D]` operands, with at least one operand
 /// broadcast along the row (what a persistent CTA loads once) that take at
-/// most kMaxPersistentOperandRegisters registers per thread, whose
+/// most kMaxPersistentOperandRegisters registers per thread (and 64 fewer
+/// than a thread of the CTA may have: 64 of 128 at 512 threads), whose
 /// `[B, S, D]` inputs take whole 16-byte copies per chunk and whose two
-/// staged rows fit in 44 KB (with the exchanges' scratch, in the 48 KB of
-/// static shared memory a function may have).
+/// staged rows fit in kMaxPersistentStageBytes.
 bool mayPersist(KernelOp kernel, const Schedule &s);
 constexpr int64_t kMaxPersistentOperandRegisters = 96;
+/// A persistent CTA's two slots are dynamic shared memory (more than the 48
+/// KB a function may have statically): 96 KB leaves the exchanges' scratch
+/// room in the 99 KB a CTA may have on sm_86, sm_89 and sm_120, the least
+/// of the targets with cp.async.
+constexpr int64_t kMaxPersistentStageBytes = 96 * 1024;
 
 /// The static row length of the kernel, if every chain's D is static and
 /// they agree.

@@ -126,8 +126,10 @@ static std::string checkKernel(const KernelInfo &k) {
   for (const VariantInfo &v : k.variants) {
     if (v.threadsPerRow <= 0 || v.rowsPerCta <= 0 || v.chunk <= 0 ||
         v.chunksPerThread < 0 || v.blockSize <= 0 || v.blockSize > 1024 ||
-        v.sharedBytes < 0 || v.maxD < 0 || v.clusterSize < 1 ||
-        v.clusterSize > 8 || (v.clusterSize & (v.clusterSize - 1)) != 0 ||
+        v.sharedBytes < 0 || v.dynamicSharedBytes < 0 ||
+        v.dynamicSharedBytes > kMaxDynamicSharedBytes || v.maxD < 0 ||
+        v.clusterSize < 1 || v.clusterSize > 8 ||
+        (v.clusterSize & (v.clusterSize - 1)) != 0 ||
         (v.clusterSize > 1 && (v.rowsPerCta != 1 || v.chunksPerThread == 0)))
       return "variant '" + v.function + "' has a malformed schedule";
     // A register-resident variant is wrong, not slow, past its capacity
@@ -307,11 +309,15 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
         return fail("truncated cubin (or a size that does not match it)");
     } else if (!kernel) {
       return fail("'" + key + "' outside a kernel");
-    } else if (key == "variant" && need(artifact.format >= 6 ? 21 : 19)) {
+    } else if (key == "variant" && need(artifact.format >= 8   ? 23
+                                        : artifact.format >= 6 ? 21
+                                                               : 19)) {
       // variant <function> vectorized|peeled|general max_d <n>
       //   schedule <kind> threads_per_row <n> rows_per_cta <n> chunk <n>
       //   chunks_per_thread <n> block <n> shared <n> cluster <n>
-      //   (format 5: without cluster; before format 7: no peeled)
+      //   dynamic_shared <n>
+      //   (format 5: without cluster; before format 7: no peeled; before
+      //   format 8: no dynamic_shared)
       VariantInfo v;
       v.function = w[1];
       v.vectorized = w[2] == "vectorized";
@@ -329,7 +335,9 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
           !parseInt(w[14], v.chunksPerThread) ||
           !parseInt(w[16], v.blockSize) || !parseInt(w[18], v.sharedBytes) ||
           (artifact.format >= 6 &&
-           (w[19] != "cluster" || !parseInt(w[20], v.clusterSize))))
+           (w[19] != "cluster" || !parseInt(w[20], v.clusterSize))) ||
+          (artifact.format >= 8 && (w[21] != "dynamic_shared" ||
+                                    !parseInt(w[22], v.dynamicSharedBytes))))
         return fail("malformed variant");
       kernel->variants.push_back(v);
     } else if (key == "symbol" && need(2)) {

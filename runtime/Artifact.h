@@ -77,6 +77,9 @@ struct VariantInfo {
   int threadsPerRow = 0, rowsPerCta = 0, chunk = 0, chunksPerThread = 0;
   int blockSize = 0;
   int sharedBytes = 0;
+  /// Dynamic shared memory each launch of the function gives (format 8; a
+  /// persistent variant's two slots), in bytes; 0 before.
+  int dynamicSharedBytes = 0;
   /// CTAs of a thread-block cluster that share a row (1: none). The
   /// function is compiled for clusters of that size (`.reqnctapercluster`),
   /// so the launch has `clusterSize` consecutive CTAs per CTA's rows.
@@ -105,9 +108,14 @@ struct KernelInfo {
 /// The artifact format nf-compile writes (the header's number). This
 /// runtime also reads format 5, whose variant lines end before `cluster`
 /// (no clusters): a reader that ignored the field would launch a cluster
-/// variant with too few CTAs, so the field came with a new number.
-constexpr int kArtifactFormat = 7;
+/// variant with too few CTAs, so the field came with a new number. Format 8
+/// adds `dynamic_shared` for the same reason: a reader that ignored it
+/// would launch a persistent variant without its slots.
+constexpr int kArtifactFormat = 8;
 constexpr int kOldestArtifactFormat = 5;
+/// The most dynamic shared memory a variant may ask for: the 227 KB a CTA
+/// may have on sm_90 and sm_100, the most of any target.
+constexpr int kMaxDynamicSharedBytes = 227 * 1024;
 
 struct Artifact {
   /// The header's format number (kOldestArtifactFormat to kArtifactFormat).

@@ -160,6 +160,7 @@ std::string nf::rt::describeArtifact(const Artifact &artifact) {
       w.field("chunks_per_thread", int64_t(v.chunksPerThread));
       w.field("block", int64_t(v.blockSize));
       w.field("shared", int64_t(v.sharedBytes));
+      w.field("dynamic_shared", int64_t(v.dynamicSharedBytes));
       w.field("cluster", int64_t(v.clusterSize));
       w.close('}');
     }

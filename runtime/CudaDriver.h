@@ -35,6 +35,7 @@ constexpr int CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0;
 constexpr int CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1;
 constexpr int CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3;
 constexpr int CU_FUNC_ATTRIBUTE_NUM_REGS = 4;
+constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 
 // CUdevice_attribute values.
 constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
@@ -82,7 +83,9 @@ constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
   /* Appended likewise (persistent variants: CTAs resident at once). */        \
   X(cuCtxGetDevice, CUresult, (CUdevice *))                                    \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, CUresult,                     \
-    (int *, CUfunction, int, size_t))
+    (int *, CUfunction, int, size_t))                                          \
+  /* Appended likewise (dynamic shared memory past 48 KB). */                  \
+  X(cuFuncSetAttribute, CUresult, (CUfunction, int, int))
 
 /// The driver's entry points, filled by dlsym.
 struct CudaDriver {

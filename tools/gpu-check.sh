@@ -32,7 +32,18 @@ export -f check_one
 awk '{ f=""; for (i = 3; i <= NF; i++) f = f " " $i; print $1 " --case " $2 f }' \
   "${CASES:-gpu-cases/cases.txt}" \
   | xargs -d '\n' -P 8 -I{} bash -c 'check_one {}' > "$out/correctness.log"
-runs=$(wc -l < "${CASES:-gpu-cases/cases.txt}")
+# Persistent variants walk several rows per CTA only where an entry has
+# more rows than CTAs fit at once, which these small cases do not: their
+# artifacts' cases again with one CTA per entry (docs/Artifact.md), every
+# row through one CTA's row loop.
+while read -r art rest; do
+  sed "/^ptx /q" "$art" | grep -q "schedule persistent" && echo "$art $rest"
+done < "${CASES:-gpu-cases/cases.txt}" > "$out/persistent-cases.txt"
+awk '{ f=""; for (i = 3; i <= NF; i++) f = f " " $i; print $1 " --case " $2 f }' \
+  "$out/persistent-cases.txt" \
+  | NF_PERSISTENT_CTAS=1 xargs -d '\n' -P 8 -I{} bash -c 'check_one {}' >> "$out/correctness.log"
+echo "persistent cases again with NF_PERSISTENT_CTAS=1: $(wc -l < "$out/persistent-cases.txt")" | tee -a "$out/summary.txt"
+runs=$(( $(wc -l < "${CASES:-gpu-cases/cases.txt}") + $(wc -l < "$out/persistent-cases.txt") ))
 failed_runs=$(grep -c '^FAILED-RUN' "$out/correctness.log")
 echo "correctness runs: $runs, failed: $failed_runs" | tee -a "$out/summary.txt"
 echo "checks passed: $(grep -c '^PASS' "$out/correctness.log")" | tee -a "$out/summary.txt"

@@ -33,6 +33,13 @@ if [ "$only" = all ] || [ "$only" = check ]; then
       || status=1
     grep -E "^(FAIL|quant|[a-z_0-9]+: )" "$out/quant-$dir.log" | tail -8
   done
+  # Persistent variants walk several rows per CTA only where an entry has
+  # more rows than CTAs fit at once: again with one CTA per entry, so that
+  # every row goes through one CTA's row loop (docs/Artifact.md).
+  echo "== independent references, gpu-q/roofline, NF_PERSISTENT_CTAS=1"
+  NF_PERSISTENT_CTAS=1 python3 python/tests/gpu_quant.py gpu-q/roofline \
+    > "$out/quant-persistent.log" 2>&1 || status=1
+  grep -E "^(FAIL|quant|[a-z_0-9]+: )" "$out/quant-persistent.log" | tail -8
   echo "== the generated fallbacks against nf-interp's data"
   python3 test/Python/check_fallback.py --work gpu-q/fallback --check-only \
     --device cuda > "$out/fallback.log" 2>&1 || status=1

@@ -7,10 +7,12 @@
 // bytes) one row ahead: the first row before the loop, then in each
 // iteration the next row (if there is one) into the other slot, after
 // which the CTA waits for every copy but the newest and reads its chunks
-// of the current row back from shared memory. Two exchanges (mean, max):
-// no barrier at the end of the row.
-// CHECK: llvm.mlir.global internal @lmq_v0_persistent128x2_stage() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<8192 x i8>
+// of the current row back from shared memory. The slots are dynamic shared
+// memory (an extern buffer of no size, 128-byte aligned), whose bytes the
+// function states for the launch. Two exchanges (mean, max): no barrier at the end of the row.
+// CHECK: llvm.mlir.global external @lmq_v0_persistent128x2_stage() {addr_space = 3 : i32, alignment = 128 : i64} : !llvm.array<0 x i8>
 // CHECK-LABEL: gpu.func @lmq_v0_persistent128x2(
+// CHECK-SAME: nf.dynamic_shared_bytes = 8192 : i64
 // CHECK: gpu.grid_dim x
 // CHECK-COUNT-4: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xf32>
 // CHECK-COUNT-2: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
@@ -77,7 +79,7 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xf32>) -> tensor<?x?x?xbf16>
 // -----
 
 // A kernel that cannot walk rows persistently (no operand along the row).
-// expected-error@+1 {{has a persistent schedule, which needs a kernel of one chain without select, rotary embedding, group reductions or [B, F, 1, D] operands, with an operand broadcast along the row, whose two staged rows fit in 44 KB of shared memory}}
+// expected-error@+1 {{has a persistent schedule, which needs a kernel of one chain without select, rotary embedding, group reductions or [B, F, 1, D] operands, with an operand broadcast along the row, whose two staged rows fit in 96 KB of shared memory}}
 nf.kernel @plain(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
     attributes {nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 2, persistent = true>]} {
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>

@@ -114,3 +114,70 @@ nf.kernel @lmq_2048(%x: tensor<?x?x2048xbf16>, %scale: tensor<?x1x2048xf32>,
   %yb = nf.cast %q : !nf.row<f32> to !nf.row<bf16>
   nf.return %yb : !nf.row<bf16>
 }
+
+// -----
+
+// Rows of 512 threads: two slots of 32 KB (dynamic shared memory) and 64
+// held registers (scale and shift, 32 elements each) at D = 16384.
+// CHECK-LABEL: nf.kernel @lmq_16384
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, persistent = true>]}
+// NONE-LABEL: nf.kernel @lmq_16384
+// NONE-SAME: nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>]}
+nf.kernel @lmq_16384(%x: tensor<?x?x16384xbf16>, %scale: tensor<?x1x16384xf32>,
+    %shift: tensor<?x1x16384xf32>) -> tensor<?x?x16384xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x16384xbf16>
+  %sc = nf.load %scale [B, 1, D] : tensor<?x1x16384xf32>
+  %sh = nf.load %shift [B, 1, D] : tensor<?x1x16384xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %n = nf.layer_norm %xf eps 1.0e-6 : !nf.row<f32>
+  %y = nf.modulate %n, %sc, %sh : !nf.row<f32>
+  %a = nf.abs %y : !nf.row<f32>
+  %amax = nf.reduce max %a : !nf.row<f32>
+  %q = nf.div %y, %amax : !nf.row<f32>, f32
+  %yb = nf.cast %q : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// At 512 x 3, one row per CTA takes half chunks (6 of 4 elements) for f32
+// operands along the row; a persistent CTA keeps whole 16-byte chunks.
+// CHECK-LABEL: nf.kernel @lmq_12288
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, persistent = true>]}
+// NONE-LABEL: nf.kernel @lmq_12288
+// NONE-SAME: nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 4, chunks_per_thread = 6>]}
+nf.kernel @lmq_12288(%x: tensor<?x?x12288xbf16>, %scale: tensor<?x1x12288xf32>,
+    %shift: tensor<?x1x12288xf32>) -> tensor<?x?x12288xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x12288xbf16>
+  %sc = nf.load %scale [B, 1, D] : tensor<?x1x12288xf32>
+  %sh = nf.load %shift [B, 1, D] : tensor<?x1x12288xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %n = nf.layer_norm %xf eps 1.0e-6 : !nf.row<f32>
+  %y = nf.modulate %n, %sc, %sh : !nf.row<f32>
+  %a = nf.abs %y : !nf.row<f32>
+  %amax = nf.reduce max %a : !nf.row<f32>
+  %q = nf.div %y, %amax : !nf.row<f32>, f32
+  %yb = nf.cast %q : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// At 512 x 5 the operands would take 80 of a thread's 128 registers: not
+// persistent.
+// CHECK-LABEL: nf.kernel @lmq_20480
+// CHECK-NOT: persistent
+nf.kernel @lmq_20480(%x: tensor<?x?x20480xbf16>, %scale: tensor<?x1x20480xf32>,
+    %shift: tensor<?x1x20480xf32>) -> tensor<?x?x20480xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x20480xbf16>
+  %sc = nf.load %scale [B, 1, D] : tensor<?x1x20480xf32>
+  %sh = nf.load %shift [B, 1, D] : tensor<?x1x20480xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %n = nf.layer_norm %xf eps 1.0e-6 : !nf.row<f32>
+  %y = nf.modulate %n, %sc, %sh : !nf.row<f32>
+  %a = nf.abs %y : !nf.row<f32>
+  %amax = nf.reduce max %a : !nf.row<f32>
+  %q = nf.div %y, %amax : !nf.row<f32>, f32
+  %yb = nf.cast %q : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}

@@ -665,7 +665,7 @@ TEST(ArtifactTest, NoVariant) {
 
 TEST(ArtifactTest, WrongMagic) {
   expectRejected(withLine(1, "// a PTX file"), 1,
-                 "not a normfuse artifact (expected 'normfuse-artifact 7')");
+                 "not a normfuse artifact (expected 'normfuse-artifact 8')");
   expectRejected(withLine(1, "normfuse-artifact"), 1,
                  "not a normfuse artifact");
   expectRejected(withLine(1, "normfuse-artifact2"), 1,
@@ -680,7 +680,7 @@ TEST(ArtifactTest, OtherFormatVersions) {
   // An artifact of format 1 (written before variants) is refused at its
   // header, with what to do about it, not at its first unknown line.
   expectRejected(join(formatOneLines()), 1,
-                 "artifact format '1' is not one this runtime reads (5 to 7)");
+                 "artifact format '1' is not one this runtime reads (5 to 8)");
   expectRejected(join(formatOneLines()), 1,
                  "recompile it with this version's nf-compile");
   // Only the header differs: still format 1.
@@ -688,16 +688,16 @@ TEST(ArtifactTest, OtherFormatVersions) {
                  "artifact format '1' is not one this runtime reads");
   // Nor format 2 (before digests), format 3 (variants with cluster and
   // stage fields), format 4 (results without a group), nor a later one.
-  for (const char *format : {"2", "3", "4", "8", "5.0"})
+  for (const char *format : {"2", "3", "4", "9", "5.0"})
     expectRejected(withLine(1, std::string("normfuse-artifact ") + format), 1,
                    std::string("artifact format '") + format +
-                       "' is not one this runtime reads (5 to 7)");
+                       "' is not one this runtime reads (5 to 8)");
   // Format 6 variant lines end in `cluster <n>`: a format 5 line under a
   // format 6 header is refused at that line, not read as one CTA per row.
   expectRejected(withLine(1, "normfuse-artifact 6"), 5, "unexpected 'variant");
   // A real artifact with the old header.
   expectRejected(formatOneArtifact("fused"), 1,
-                 "artifact format '1' is not one this runtime reads (5 to 7)");
+                 "artifact format '1' is not one this runtime reads (5 to 8)");
 }
 
 TEST(ArtifactTest, FormatSevenPeeledVariants) {
@@ -731,6 +731,47 @@ TEST(ArtifactTest, FormatSevenPeeledVariants) {
              "256 rows_per_cta 1 chunk 8 chunks_per_thread 0 block 256 "
              "shared 0 cluster 1";
   expectRejected(join(lines), 20, "is peeled but its schedule cannot hold");
+}
+
+TEST(ArtifactTest, FormatEightDynamicSharedField) {
+  // Format 8: every variant line ends in `dynamic_shared <n>`, which the
+  // launch gives; format 7 lines read as 0, and are refused under a format
+  // 8 header (a reader that ignored the field would launch a persistent
+  // variant without its slots).
+  std::vector<std::string> lines = validLines();
+  lines[0] = "normfuse-artifact 8";
+  for (int i = 4; i < 8; ++i)
+    lines[i] += " cluster 1 dynamic_shared 0";
+  lines[4] = "variant k_p vectorized max_d 16384 schedule persistent "
+             "threads_per_row 512 rows_per_cta 1 chunk 8 chunks_per_thread 4 "
+             "block 512 shared 64 cluster 1 dynamic_shared 65536";
+  Artifact artifact;
+  std::string error;
+  ASSERT_TRUE(parseArtifact(join(lines), artifact, error)) << error;
+  EXPECT_EQ(artifact.format, 8);
+  EXPECT_EQ(artifact.kernels[0].variants[0].dynamicSharedBytes, 65536);
+  EXPECT_EQ(artifact.kernels[0].variants[1].dynamicSharedBytes, 0);
+  // More than any GPU gives, or negative: refused at load.
+  std::vector<std::string> bad = lines;
+  bad[4].replace(bad[4].rfind("65536"), 5, "232449");
+  expectRejected(join(bad), 19, "has a malformed schedule");
+  bad[4].replace(bad[4].rfind("232449"), 6, "-16");
+  expectRejected(join(bad), 19, "has a malformed schedule");
+  // The field missing, or misnamed, under the format 8 header.
+  bad = lines;
+  bad[5] = bad[5].substr(0, bad[5].rfind(" dynamic_shared"));
+  expectRejected(join(bad), 6, "unexpected 'variant");
+  bad = lines;
+  bad[5].replace(bad[5].rfind("dynamic_shared"), 14, "dynamic_sharex");
+  expectRejected(join(bad), 6, "malformed variant");
+  // Format 7: no field, 0.
+  lines = validLines();
+  lines[0] = "normfuse-artifact 7";
+  for (int i = 4; i < 8; ++i)
+    lines[i] += " cluster 1";
+  ASSERT_TRUE(parseArtifact(join(lines), artifact, error)) << error;
+  EXPECT_EQ(artifact.format, 7);
+  EXPECT_EQ(artifact.kernels[0].variants[0].dynamicSharedBytes, 0);
 }
 
 TEST(ArtifactTest, FormatSixClusterField) {
