@@ -89,11 +89,9 @@ LogicalResult KernelLowering::checkSupported() {
   if (sched.persistent && !mayPersist(kernel, sched))
     return kernel.emitOpError(
                "has a persistent schedule, which needs a kernel of one chain "
-               "without select, rotary embedding, group reductions or [B, F, "
-               "1, D] "
-               "operands, with an operand broadcast along the row, whose two "
-               "staged "
-               "rows fit in ")
+               "without select, rotary embedding, group reductions or "
+               "[B, F, 1, D] operands, with an operand broadcast along the "
+               "row, whose two staged rows fit in ")
            << kMaxPersistentStageBytes / 1024 << " KB of shared memory";
   return checkGroups();
 }
@@ -174,7 +172,7 @@ LogicalResult KernelLowering::emit(StringRef name) {
     // past a 128-byte boundary the same kernel ran at 81.6% of a copy
     // instead of 92.6 (H200, layernorm_modulate_quant_fp8, D = 4096).
     if (persistentRows)
-      dynamicBytes = 2 * bytes;
+      dynamicBytes = getPersistentStageBytes(kernel, sched);
     LLVM::GlobalOp::create(
         b, loc,
         LLVM::LLVMArrayType::get(b.getI8Type(), dynamicBytes ? 0 : bytes),

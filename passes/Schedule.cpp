@@ -508,9 +508,13 @@ bool mlir::nf::mayPersist(KernelOp kernel, const Schedule &s) {
   if (frames || heldRegisters > kMaxPersistentOperandRegisters ||
       heldRegisters > threadRegisters - 64)
     return false;
+  return getPersistentStageBytes(kernel, s) <= kMaxPersistentStageBytes;
+}
+
+int64_t mlir::nf::getPersistentStageBytes(KernelOp kernel, const Schedule &s) {
   Schedule one = s;
   one.staged = true;
-  return 2 * getStagedRowBytes(kernel, one) <= kMaxPersistentStageBytes;
+  return 2 * getStagedRowBytes(kernel, one);
 }
 
 Schedule Schedule::unstaged() const {

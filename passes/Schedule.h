@@ -215,6 +215,8 @@ constexpr int64_t kMaxPersistentOperandRegisters = 96;
 /// room in the 99 KB a CTA may have on sm_86, sm_89 and sm_120, the least
 /// of the targets with cp.async.
 constexpr int64_t kMaxPersistentStageBytes = 96 * 1024;
+/// The bytes of a persistent schedule's two slots: two staged rows.
+int64_t getPersistentStageBytes(KernelOp kernel, const Schedule &s);
 
 /// The static row length of the kernel, if every chain's D is static and
 /// they agree.

@@ -570,9 +570,9 @@ Status Module::load(const Artifact &artifact, std::unique_ptr<Module> &out) {
             !s)
           return s;
       // Persistent CTAs: as many as fit at once (at least one per SM).
-      if (variant.schedule == "persistent" && driver->cuCtxGetDevice &&
-          driver->cuOccupancyMaxActiveBlocksPerMultiprocessor &&
-          driver->cuDeviceGetAttribute) {
+      // (Every entry point of the table is there: getCudaDriver fails
+      // without one.)
+      if (variant.schedule == "persistent") {
         CUdevice device;
         int perSm = 0, sms = 0;
         if (driver->cuCtxGetDevice(&device) == 0 &&
