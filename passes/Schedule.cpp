@@ -35,7 +35,7 @@ StringRef Schedule::getKindName() const {
 ScheduleAttr Schedule::toAttr(MLIRContext *ctx) const {
   return ScheduleAttr::get(ctx, threadsPerRow, rowsPerCta, chunk,
                            chunksPerThread, rowsPerThread, clusterSize, staged,
-                           persistent);
+                           persistent, maxD);
 }
 
 Schedule Schedule::fromAttr(ScheduleAttr attr) {
@@ -48,6 +48,7 @@ Schedule Schedule::fromAttr(ScheduleAttr attr) {
   s.clusterSize = attr.getClusterSize();
   s.staged = attr.getStaged();
   s.persistent = attr.getPersistent();
+  s.maxD = attr.getMaxD();
   return s;
 }
 
@@ -521,6 +522,7 @@ Schedule Schedule::unstaged() const {
   Schedule s = *this;
   s.staged = false;
   s.persistent = false;
+  s.maxD = 0;
   if (staged && clusterSize == 1) {
     s.threadsPerRow = kMaxRegisterRowThreads;
     s.chunksPerThread =
@@ -529,48 +531,99 @@ Schedule Schedule::unstaged() const {
   return s;
 }
 
+/// A persistent twin of a 512 x 4 schedule serves the rows longer than
+/// this many 32nds of its capacity (16-bit rows of 14849 to 16384; see
+/// `getPersistence`).
+static constexpr int64_t kPersistentTopThirtySeconds = 29;
+
 namespace {
 struct NfSelectSchedulePass
     : nf::impl::NfSelectScheduleBase<NfSelectSchedulePass> {
   using NfSelectScheduleBase::NfSelectScheduleBase;
 
-  /// Whether the kernel being scheduled gets persistent schedules where
-  /// they may be.
-  bool persists = false;
+  /// Whether a reduction of the kernel being scheduled waits on operands
+  /// along the row (reductionWaitsOnOperands), and whether a reduction after
+  /// its first reads such an operand (anyLaterReductionReadsBroadcast).
+  bool waits = false;
+  bool laterReadsOperand = false;
 
   void runOnOperation() override {
     getOperation()->walk([&](KernelOp kernel) {
-      // Persistent CTAs where a reduction waits on operands along the row
-      // (layernorm_modulate_quant_fp8's row maximum of the modulated row).
-      // H200, D = 3072 / 4096 / 6144 / 8192 / 10240: 75.3 / 77.6 / 65.5 /
-      // 72.7 / 67.9% of a copy -> 86.8 / 92.7 / 77.0 / 86.0 / 71.0. Kernels
-      // whose operands are read only after the last exchange lost:
-      // LayerNorm 4096 95.6 -> 87.0, RMSNorm -8, fused add + RMSNorm -5.5,
-      // seed #1 3072 -6.6, fused add + RMSNorm + int8 -9 (docs/benchmarks.md,
-      // "Persistent CTAs").
       if (persistent != "auto" && persistent != "all" && persistent != "none") {
         kernel.emitOpError("persistent must be auto, all or none, found '")
             << persistent << "'";
         signalPassFailure();
         return;
       }
-      persists = asyncCopy &&
-                 (persistent == "all" ||
-                  (persistent == "auto" && reductionWaitsOnOperands(kernel)));
+      waits = reductionWaitsOnOperands(kernel);
+      laterReadsOperand = anyLaterReductionReadsBroadcast(kernel);
       FailureOr<SmallVector<Schedule>> family = selectFamily(kernel);
       if (failed(family)) {
         signalPassFailure();
         return;
       }
+      std::optional<int64_t> d = getStaticRowLength(kernel);
+      MLIRContext *ctx = kernel.getContext();
       SmallVector<Attribute> attrs;
       for (Schedule &s : *family) {
-        if (persists && mayPersist(kernel, s))
+        Persistence p = getPersistence(kernel, s);
+        if (p == Persistence::Top) {
+          // Rows up to kPersistentTopThirtySeconds of the capacity take the
+          // schedule as it is, longer ones its persistent twin (a static D
+          // takes the one that serves it).
+          Schedule lower = s;
+          lower.maxD = s.capacity() / 32 * kPersistentTopThirtySeconds;
+          if (!d)
+            attrs.push_back(lower.toAttr(ctx));
+          if (!d || *d > lower.maxD)
+            s.persistent = true;
+        } else if (p == Persistence::Whole) {
           s.persistent = true;
-        attrs.push_back(s.toAttr(kernel.getContext()));
+        }
+        attrs.push_back(s.toAttr(ctx));
       }
-      kernel->setAttr(getSchedulesAttrName(),
-                      ArrayAttr::get(kernel.getContext(), attrs));
+      kernel->setAttr(getSchedulesAttrName(), ArrayAttr::get(ctx, attrs));
     });
+  }
+
+  /// Which rows of a schedule a persistent CTA serves.
+  enum class Persistence { None, Whole, Top };
+
+  /// Where the schedule `s` of `kernel` is persistent (docs/Rationale.md,
+  /// "Persistent CTAs"; docs/benchmarks.md, "Where a persistent CTA wins").
+  Persistence getPersistence(KernelOp kernel, const Schedule &s) const {
+    if (!asyncCopy || persistent == "none" || !mayPersist(kernel, s))
+      return Persistence::None;
+    // Where a reduction waits on operands along the row
+    // (layernorm_modulate_quant_fp8's row maximum of the modulated row), at
+    // every schedule. H200, D = 3072 / 4096 / 6144 / 8192 / 10240: 75.3 /
+    // 77.6 / 65.5 / 72.7 / 67.9% of a copy -> 86.8 / 92.7 / 77.0 / 86.0 /
+    // 71.0.
+    if (persistent == "all" || waits)
+      return Persistence::Whole;
+    // Otherwise only rows of one 16-bit [B, S, D] input and two or more
+    // reductions, where measured faster. H200, every D from 1024 to 20480
+    // in steps of 512, % of a copy against one row per CTA: where a later
+    // reduction reads an operand along the row (rmsnorm_quant_fp8's
+    // maximum reads the weight), rows of five chunks (128 x 5 +2.7 / +3.1,
+    // 256 x 5 +7.5 to +8.8 but -1.6 at 8704, 512 x 5 +3.7 to +16.5 but -1.4
+    // at 16896) and of four chunks in 256 threads (+8.8 to +19.7; 128 x 4
+    // lost 4.5 to 6.0, three chunks 0.6 to 20). And the top of 512 x 4
+    // rows, for LayerNorm too (+7.3 to +7.9 at 15104-16384, -0.6 to +1.3
+    // below; rmsnorm_quant_fp8 +0.0 to +2.3, and -4.1 to -6.3 at
+    // 12800-14848). f32 rows lost (LayerNorm 512 x 4: -9.9 to -15.3), and so
+    // did RMSNorm, fused add + RMSNorm and its int8 twin at every schedule
+    // (docs/benchmarks.md, "Where a persistent CTA wins").
+    if (s.chunk != 8 || countRowInputs(kernel) != 1 ||
+        countRowReductions(kernel) < 2)
+      return Persistence::None;
+    if (s.threadsPerRow == kMaxRegisterRowThreads && s.chunksPerThread == 4)
+      return Persistence::Top;
+    if (laterReadsOperand &&
+        (s.chunksPerThread == 5 ||
+         (s.chunksPerThread == 4 && s.threadsPerRow >= 256)))
+      return Persistence::Whole;
+    return Persistence::None;
   }
 
   /// Whether an option fixes the schedule: then a dynamic D gets the one
@@ -864,7 +917,7 @@ struct NfSelectSchedulePass
         s.chunksPerThread == 3 && getGroupLanes(kernel, 1) == 1 &&
         countRowInputs(kernel) == 1 && countRowReductions(kernel) >= 2 &&
         hasF32BroadcastOperand(kernel) &&
-        !(persists && mayPersist(kernel, s))) {
+        getPersistence(kernel, s) == Persistence::None) {
       s.chunk = 4;
       s.chunksPerThread = 6;
     }

@@ -94,9 +94,10 @@ nf.kernel @softmax_f32_8192(%x: tensor<?x?x8192xf32>) -> tensor<?x?x8192xf32> {
 // -----
 
 // An operand along the row (LayerNorm's f32 weight): in registers
-// (LayerNorm staged measured slower).
+// (LayerNorm staged measured slower; at this D its CTAs are persistent,
+// nf-select-schedule-persistent.mlir).
 // CHECK-LABEL: nf.kernel @layernorm_16384
-// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>]}
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, persistent = true>]}
 nf.kernel @layernorm_16384(%x: tensor<?x?x16384xbf16>, %w: tensor<16384xf32>) -> tensor<?x?x16384xbf16> {
   %xb = nf.load %x [B, S, D] : tensor<?x?x16384xbf16>
   %wf = nf.load %w [D] : tensor<16384xf32>

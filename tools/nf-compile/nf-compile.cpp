@@ -129,9 +129,11 @@ static cl::opt<std::string> persistent(
     cl::desc("Which one-row-per-CTA schedules are persistent, their CTAs "
              "walking many rows of a batch entry, holding the operands that "
              "do not depend on the row in registers and copying the next "
-             "row into shared memory meanwhile: auto (kernels where a "
-             "reduction waits on operands along the row, the default), all "
-             "(every kernel that can) or none"),
+             "row into shared memory meanwhile: auto (the default: kernels "
+             "where a reduction waits on operands along the row, at every "
+             "schedule; and the long 16-bit rows of some kernels of two "
+             "reductions where measured faster, see docs/Rationale.md), all "
+             "(every schedule that can) or none"),
     cl::value_desc("auto|all|none"), cl::init("auto"), cl::cat(category));
 
 static cl::opt<int64_t> maxCluster(
