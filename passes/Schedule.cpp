@@ -606,11 +606,11 @@ struct NfSelectSchedulePass
     // in steps of 512, % of a copy against one row per CTA: where a later
     // reduction reads an operand along the row (rmsnorm_quant_fp8's
     // maximum reads the weight), rows of five chunks (128 x 5 +2.7 / +3.1,
-    // 256 x 5 +7.5 to +8.8 but -1.6 at 8704, 512 x 5 +3.7 to +16.5 but -1.4
+    // 256 x 5 +7.5 to +8.8 but -1.6 at 8704, 512 x 5 +3.7 to +16.3 but -1.4
     // at 16896) and of four chunks in 256 threads (+8.8 to +19.7; 128 x 4
-    // lost 4.5 to 6.0, three chunks 0.6 to 20). And the top of 512 x 4
+    // lost 5.3 to 6.0, three chunks 0.6 to 19.9). And the top of 512 x 4
     // rows, for LayerNorm too (+7.3 to +7.9 at 15104-16384, -0.6 to +1.3
-    // below; rmsnorm_quant_fp8 +0.0 to +2.3, and -4.1 to -6.3 at
+    // below; rmsnorm_quant_fp8 +0.0 to +2.3, and -4.1 to -6.0 at
     // 12800-14848). f32 rows lost (LayerNorm 512 x 4: -9.9 to -15.3), and so
     // did RMSNorm, fused add + RMSNorm and its int8 twin at every schedule
     // (docs/benchmarks.md, "Where a persistent CTA wins").
