@@ -174,11 +174,6 @@ def Nf_ScheduleAttr : Nf_Attr<"Schedule", "schedule"> {
     memory (asynchronous copies, two slots) while the current row is
     computed. Only the schedule's vectorized variant loops; its other
     variants run one row per CTA.
-    `max_d` > 0 bounds the rows a register-resident schedule of a family
-    serves below its capacity: the family's next schedule, of the same
-    threads and chunks but persistent, serves the longer ones (a persistent
-    CTA gains only on rows that nearly fill its chunks, docs/Rationale.md,
-    "Persistent CTAs"). 0: up to its capacity.
     Parameters left at their default are not printed.
 
     ```mlir
@@ -194,8 +189,7 @@ def Nf_ScheduleAttr : Nf_Attr<"Schedule", "schedule"> {
     DefaultValuedParameter<"int64_t", "1">:$rows_per_thread,
     DefaultValuedParameter<"int64_t", "1">:$cluster_size,
     DefaultValuedParameter<"bool", "false">:$staged,
-    DefaultValuedParameter<"bool", "false">:$persistent,
-    DefaultValuedParameter<"int64_t", "0">:$max_d
+    DefaultValuedParameter<"bool", "false">:$persistent
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

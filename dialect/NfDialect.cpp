@@ -114,7 +114,7 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t threadsPerRow, int64_t rowsPerCta,
                                    int64_t chunk, int64_t chunksPerThread,
                                    int64_t rowsPerThread, int64_t clusterSize,
-                                   bool staged, bool persistent, int64_t maxD) {
+                                   bool staged, bool persistent) {
   if (!llvm::isPowerOf2_64(threadsPerRow) || threadsPerRow > 1024 ||
       (threadsPerRow > 32 && threadsPerRow % 32 != 0))
     return emitError() << "threads_per_row must be a power of two <= 1024, "
@@ -153,16 +153,6 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "row per CTA at a time: it needs chunks_per_thread "
                           "> 0, rows_per_cta = rows_per_thread = "
                           "cluster_size = 1 and no staged";
-  int64_t capacity = threadsPerRow * chunksPerThread * chunk * clusterSize;
-  if (capacity == 0 && maxD != 0)
-    return emitError() << "a streamed schedule serves any D: max_d must be 0, "
-                          "found "
-                       << maxD;
-  if (maxD < 0 || (maxD > 0 && maxD >= capacity))
-    return emitError() << "max_d must be 0 (rows up to the schedule's "
-                          "capacity, "
-                       << capacity << " elements) or 1 to " << capacity - 1
-                       << ", found " << maxD;
   return success();
 }
 

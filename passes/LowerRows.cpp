@@ -731,10 +731,20 @@ void KernelLowering::copyStagedChunks(const Chain &chain,
     for (const Chunk &chunk : chunks) {
       Value src = gep(ptr, element, add(rowOff, chunk.base));
       Value dst = chunk.staged.lookup(load.getResult());
+      // A chunk past the row (its address clamped to the row's last chunk)
+      // reads no global memory: a source size of 0 fills its slot with
+      // zeros, which the row masks out. Copying the last chunk again took
+      // every such lane to the same 16 bytes, rows of 12800 to 14848
+      // elements at 512 x 4 having 6 to 14 warps of them.
+      Value size;
+      if (!chunk.valid.empty())
+        size = select(chunk.valid.front(),
+                      arith::ConstantIntOp::create(b, loc, 16, 32),
+                      arith::ConstantIntOp::create(b, loc, 0, 32));
       for (int64_t piece = 0; piece < bytes; piece += 16)
         NVVM::CpAsyncOp::create(b, loc, gep(dst, b.getI8Type(), i64c(piece)),
                                 gep(src, b.getI8Type(), i64c(piece)), 16,
-                                NVVM::LoadCacheModifierKind::CG, Value());
+                                NVVM::LoadCacheModifierKind::CG, size);
     }
   }
 }

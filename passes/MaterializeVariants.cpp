@@ -120,12 +120,13 @@ struct NfMaterializeVariantsPass
     // capacity), and only where D is not static (then it is checked once,
     // when the kernel is verified and launched).
     auto guard = [&](const Schedule &s) -> int64_t {
-      return s.isRegisterResident() ? s.bound() : 0;
+      return s.isRegisterResident() ? s.capacity() : 0;
     };
     for (auto [index, s] : llvm::enumerate(schedules)) {
-      if (s.isRegisterResident() && staticD && *staticD > s.bound())
+      if (s.isRegisterResident() && staticD && *staticD > s.capacity())
         return kernel.emitOpError("schedule holds ")
-               << s.bound() << " elements per row, fewer than D = " << *staticD;
+               << s.capacity()
+               << " elements per row, fewer than D = " << *staticD;
       // A group reduction spans G / chunk lanes: at most a warp, and
       // threads of the row (the lowering reduces it with shuffles).
       auto groupsFit = [&](const Schedule &v) {
@@ -148,13 +149,12 @@ struct NfMaterializeVariantsPass
       // registers (Schedule::unstaged), serving no longer rows than it.
       Schedule held = s.unstaged();
       // Consecutive staged schedules can hold their rows in the same
-      // registers (softmax's 256 x 7 and 256 x 8 both in 512 x 4), and so
-      // do a bounded schedule and its persistent twin: their twins and
-      // peeled variants would be the same functions twice, so only the
-      // last, whose bound covers the others' rows, has them. The runtime
-      // picks the same function for every row as with both.
+      // registers (softmax's 256 x 7 and 256 x 8 both in 512 x 4): their
+      // twins and peeled variants would be the same functions twice, so
+      // only the last, whose bound covers the others' rows, has them. The
+      // runtime picks the same function for every row as with both.
       bool heldByNext =
-          (s.staged || s.maxD > 0) && index + 1 < schedules.size() &&
+          s.staged && index + 1 < schedules.size() &&
           schedules[index + 1].unstaged().toAttr(kernel.getContext()) ==
               held.toAttr(kernel.getContext());
       for (int64_t narrow = s.chunk / 2;
@@ -272,12 +272,9 @@ struct NfMaterializeVariantsPass
                           : e.peeled   ? "p"
                                        : "g") +
                          std::to_string(i) + "_" + describe(e.schedule);
-      // The variant's guard bounds its rows; its schedule says how it runs.
-      Schedule run = e.schedule;
-      run.maxD = 0;
       auto variant = VariantAttr::getChecked(
           [&] { return kernel.emitOpError(); }, ctx, StringRef(name),
-          e.vectorized, e.maxD, run.toAttr(ctx), e.peeled);
+          e.vectorized, e.maxD, e.schedule.toAttr(ctx), e.peeled);
       if (!variant)
         return failure();
       if (isDroppableVariant(kernel, variant) &&

@@ -127,11 +127,10 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
     entry, holding those operands in registers and copying the next row
     into shared memory meanwhile (docs/Rationale.md, "Persistent CTAs").
     In other kernels of one 16-bit `[B, S, D]` input and two or more
-    reductions, where measured faster: a 512 x 4 schedule serves rows up to
-    29/32 of its capacity (`max_d`) and a persistent twin the longer ones
-    (LayerNorm, rmsnorm_quant_fp8 at D = 14849-16384); and where a later
-    reduction reads an operand along the row (rmsnorm_quant_fp8's maximum),
-    every schedule of 256 or 512 threads and four or five chunks persists.
+    reductions, where measured faster: the 512 x 4 schedule (LayerNorm,
+    rmsnorm_quant_fp8 at D = 12289-16384); and where a later reduction
+    reads an operand along the row (rmsnorm_quant_fp8's maximum), every
+    schedule of 256 or 512 threads and four or five chunks.
 
     An option that forces a choice gives one schedule for a dynamic D too
     (streaming with 256 threads unless `threads-per-row` says otherwise),
@@ -168,8 +167,8 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
            "the operands that do not depend on the row in registers: auto "
            "(those that may, mayPersist in Schedule.h, of kernels where a "
            "reduction waits on operands along the row; and, in kernels of "
-           "one 16-bit [B, S, D] input and two reductions, the top of 512 x "
-           "4 rows and, where a later reduction reads an operand along the "
+           "one 16-bit [B, S, D] input and two reductions, 512 x 4 rows "
+           "and, where a later reduction reads an operand along the "
            "row, rows of 256 or 512 threads and 4 or 5 chunks), all (every "
            "one that may) or none">,
     Option<"asyncCopy", "async-copy", "bool", /*default=*/"true",

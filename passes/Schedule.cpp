@@ -35,7 +35,7 @@ StringRef Schedule::getKindName() const {
 ScheduleAttr Schedule::toAttr(MLIRContext *ctx) const {
   return ScheduleAttr::get(ctx, threadsPerRow, rowsPerCta, chunk,
                            chunksPerThread, rowsPerThread, clusterSize, staged,
-                           persistent, maxD);
+                           persistent);
 }
 
 Schedule Schedule::fromAttr(ScheduleAttr attr) {
@@ -48,7 +48,6 @@ Schedule Schedule::fromAttr(ScheduleAttr attr) {
   s.clusterSize = attr.getClusterSize();
   s.staged = attr.getStaged();
   s.persistent = attr.getPersistent();
-  s.maxD = attr.getMaxD();
   return s;
 }
 
@@ -522,7 +521,6 @@ Schedule Schedule::unstaged() const {
   Schedule s = *this;
   s.staged = false;
   s.persistent = false;
-  s.maxD = 0;
   if (staged && clusterSize == 1) {
     s.threadsPerRow = kMaxRegisterRowThreads;
     s.chunksPerThread =
@@ -531,21 +529,18 @@ Schedule Schedule::unstaged() const {
   return s;
 }
 
-/// A persistent twin of a 512 x 4 schedule serves the rows longer than
-/// this many 32nds of its capacity (16-bit rows of 14849 to 16384; see
-/// `getPersistence`).
-static constexpr int64_t kPersistentTopThirtySeconds = 29;
-
 namespace {
 struct NfSelectSchedulePass
     : nf::impl::NfSelectScheduleBase<NfSelectSchedulePass> {
   using NfSelectScheduleBase::NfSelectScheduleBase;
 
-  /// Whether a reduction of the kernel being scheduled waits on operands
-  /// along the row (reductionWaitsOnOperands), and whether a reduction after
-  /// its first reads such an operand (anyLaterReductionReadsBroadcast).
+  /// Of the kernel being scheduled: whether a reduction waits on operands
+  /// along the row (reductionWaitsOnOperands); whether a reduction after
+  /// its first reads such an operand (anyLaterReductionReadsBroadcast);
+  /// whether it has one [B, S, D] input and two reductions or more.
   bool waits = false;
   bool laterReadsOperand = false;
+  bool oneInputTwoReductions = false;
 
   void runOnOperation() override {
     getOperation()->walk([&](KernelOp kernel) {
@@ -557,73 +552,54 @@ struct NfSelectSchedulePass
       }
       waits = reductionWaitsOnOperands(kernel);
       laterReadsOperand = anyLaterReductionReadsBroadcast(kernel);
+      oneInputTwoReductions =
+          countRowInputs(kernel) == 1 && countRowReductions(kernel) >= 2;
       FailureOr<SmallVector<Schedule>> family = selectFamily(kernel);
       if (failed(family)) {
         signalPassFailure();
         return;
       }
-      std::optional<int64_t> d = getStaticRowLength(kernel);
       MLIRContext *ctx = kernel.getContext();
       SmallVector<Attribute> attrs;
       for (Schedule &s : *family) {
-        Persistence p = getPersistence(kernel, s);
-        if (p == Persistence::Top) {
-          // Rows up to kPersistentTopThirtySeconds of the capacity take the
-          // schedule as it is, longer ones its persistent twin (a static D
-          // takes the one that serves it).
-          Schedule lower = s;
-          lower.maxD = s.capacity() / 32 * kPersistentTopThirtySeconds;
-          if (!d)
-            attrs.push_back(lower.toAttr(ctx));
-          if (!d || *d > lower.maxD)
-            s.persistent = true;
-        } else if (p == Persistence::Whole) {
-          s.persistent = true;
-        }
+        s.persistent = isPersistent(kernel, s);
         attrs.push_back(s.toAttr(ctx));
       }
       kernel->setAttr(getSchedulesAttrName(), ArrayAttr::get(ctx, attrs));
     });
   }
 
-  /// Which rows of a schedule a persistent CTA serves.
-  enum class Persistence { None, Whole, Top };
-
-  /// Where the schedule `s` of `kernel` is persistent (docs/Rationale.md,
+  /// Whether the schedule `s` of `kernel` is persistent (docs/Rationale.md,
   /// "Persistent CTAs"; docs/benchmarks.md, "Where a persistent CTA wins").
-  Persistence getPersistence(KernelOp kernel, const Schedule &s) const {
+  bool isPersistent(KernelOp kernel, const Schedule &s) const {
     if (!asyncCopy || persistent == "none" || !mayPersist(kernel, s))
-      return Persistence::None;
+      return false;
     // Where a reduction waits on operands along the row
     // (layernorm_modulate_quant_fp8's row maximum of the modulated row), at
     // every schedule. H200, D = 3072 / 4096 / 6144 / 8192 / 10240: 75.3 /
     // 77.6 / 65.5 / 72.7 / 67.9% of a copy -> 86.8 / 92.7 / 77.0 / 86.0 /
     // 71.0.
     if (persistent == "all" || waits)
-      return Persistence::Whole;
+      return true;
     // Otherwise only rows of one 16-bit [B, S, D] input and two or more
     // reductions, where measured faster. H200, every D from 1024 to 20480
-    // in steps of 512, % of a copy against one row per CTA: where a later
+    // in steps of 512, % of a copy against one row per CTA
+    // (docs/benchmarks.md, "Chunks past the row copy nothing"): 512 x 4
+    // rows, LayerNorm +8.2 to +9.0 at 12800-14848 and 0 to -1.4 above,
+    // rmsnorm_quant_fp8 +1.8 to +3.8 and -1.2 to +1.0; and where a later
     // reduction reads an operand along the row (rmsnorm_quant_fp8's
-    // maximum reads the weight), rows of five chunks (128 x 5 +2.7 / +3.1,
-    // 256 x 5 +7.5 to +8.8 but -1.6 at 8704, 512 x 5 +3.7 to +16.3 but -1.4
-    // at 16896) and of four chunks in 256 threads (+8.8 to +19.7; 128 x 4
-    // lost 5.3 to 6.0, three chunks 0.6 to 19.9). And the top of 512 x 4
-    // rows, for LayerNorm too (+7.3 to +7.9 at 15104-16384, -0.6 to +1.3
-    // below; rmsnorm_quant_fp8 +0.0 to +2.3, and -4.1 to -6.0 at
-    // 12800-14848). f32 rows lost (LayerNorm 512 x 4: -9.9 to -15.3), and so
-    // did RMSNorm, fused add + RMSNorm and its int8 twin at every schedule
-    // (docs/benchmarks.md, "Where a persistent CTA wins").
-    if (s.chunk != 8 || countRowInputs(kernel) != 1 ||
-        countRowReductions(kernel) < 2)
-      return Persistence::None;
+    // maximum reads the weight), rows of five chunks (-1.2 to +16.3 against
+    // the map before, "Where a persistent CTA wins") and of four chunks in
+    // 256 threads (+8.8 to +19.7; 128 x 4 lost 2.8 to 6.0, three chunks 0.6
+    // to 16.2). f32 rows lost (LayerNorm 512 x 4: -9.9 to -15.3), and so
+    // did RMSNorm and fused add + RMSNorm at every schedule.
+    if (s.chunk != 8 || !oneInputTwoReductions)
+      return false;
     if (s.threadsPerRow == kMaxRegisterRowThreads && s.chunksPerThread == 4)
-      return Persistence::Top;
-    if (laterReadsOperand &&
-        (s.chunksPerThread == 5 ||
-         (s.chunksPerThread == 4 && s.threadsPerRow >= 256)))
-      return Persistence::Whole;
-    return Persistence::None;
+      return true;
+    return laterReadsOperand &&
+           (s.chunksPerThread == 5 ||
+            (s.chunksPerThread == 4 && s.threadsPerRow >= 256));
   }
 
   /// Whether an option fixes the schedule: then a dynamic D gets the one
@@ -915,9 +891,8 @@ struct NfSelectSchedulePass
         maxChunks == 0 && rowsPerCta <= 1 && rowsPerThread <= 1 &&
         s.threadsPerRow == kMaxRegisterRowThreads && s.chunk == 8 &&
         s.chunksPerThread == 3 && getGroupLanes(kernel, 1) == 1 &&
-        countRowInputs(kernel) == 1 && countRowReductions(kernel) >= 2 &&
-        hasF32BroadcastOperand(kernel) &&
-        getPersistence(kernel, s) == Persistence::None) {
+        oneInputTwoReductions && hasF32BroadcastOperand(kernel) &&
+        !isPersistent(kernel, s)) {
       s.chunk = 4;
       s.chunksPerThread = 6;
     }

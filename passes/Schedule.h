@@ -59,10 +59,6 @@ struct Schedule {
   /// while computing the current one (docs/Rationale.md, "Persistent
   /// CTAs").
   bool persistent = false;
-  /// The longest row the schedule serves where that is less than its
-  /// capacity (0: its capacity): a family's next schedule, persistent and of
-  /// the same threads and chunks, serves the longer rows.
-  int64_t maxD = 0;
 
   int64_t blockSize() const { return threadsPerRow * rowsPerCta; }
   /// Rows one CTA covers (what the runtime divides the rows by).
@@ -85,8 +81,6 @@ struct Schedule {
   int64_t capacity() const {
     return threadsPerRow * chunksPerThread * chunk * clusterSize;
   }
-  /// Most elements of a row the schedule serves (0: any D).
-  int64_t bound() const { return maxD > 0 ? maxD : capacity(); }
 
   /// The schedule that holds the rows of this one in registers, one row
   /// per CTA (never persistent, up to its capacity): itself unless staged; a

@@ -79,7 +79,7 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 // CLUSTER: @p fence.mbarrier_init.release.cluster
 // CLUSTER: barrier.cluster.arrive.relaxed
 // CLUSTER-NOT: ld.global
-// CLUSTER-COUNT-8: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16;
+// CLUSTER-COUNT-8: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, %r{{[0-9]+}};
 // CLUSTER-NEXT: cp.async.commit_group;
 // CLUSTER-NEXT: cp.async.wait_group 0;
 // CLUSTER-COUNT-8: ld.shared.v4.b32

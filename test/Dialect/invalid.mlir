@@ -86,21 +86,6 @@ module attributes {s = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chu
 
 // -----
 
-// expected-error@+1 {{a streamed schedule serves any D: max_d must be 0, found 4096}}
-module attributes {s = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0, max_d = 4096>} {}
-
-// -----
-
-// expected-error@+1 {{max_d must be 0 (rows up to the schedule's capacity, 16384 elements) or 1 to 16383, found 16384}}
-module attributes {s = #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, max_d = 16384>} {}
-
-// -----
-
-// expected-error@+1 {{max_d must be 0 (rows up to the schedule's capacity, 16384 elements) or 1 to 16383, found -1}}
-module attributes {s = #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, max_d = -1>} {}
-
-// -----
-
 // expected-error@+1 {{variant name must be letters, digits and '_', found 'a-b'}}
 module attributes {v = #nf.variant<name = "a-b", vectorized = true, max_d = 0, schedule = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>>} {}
 

@@ -15,7 +15,11 @@
 // CHECK-SAME: nf.dynamic_shared_bytes = 8192 : i64
 // CHECK: gpu.grid_dim x
 // CHECK-COUNT-4: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xf32>
-// CHECK-COUNT-2: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+// A chunk past the row copies nothing (source size 0: a zero fill).
+// CHECK: %[[SIZE0:.*]] = arith.select %{{.*}}, %c16_i32, %c0_i32 : i32
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg, %[[SIZE0]] : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK: %[[SIZE1:.*]] = arith.select %{{.*}}, %c16_i32{{.*}}, %c0_i32{{.*}} : i32
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg, %[[SIZE1]] : !llvm.ptr<3>, !llvm.ptr<1>, i32
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: scf.for
 // CHECK: scf.if

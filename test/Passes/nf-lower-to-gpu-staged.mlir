@@ -15,7 +15,7 @@
 // CHECK: nvvm.cluster.arrive.relaxed
 // CHECK-NOT: llvm.load
 // CHECK: llvm.mlir.addressof @rms_v0_cluster256x8c2_stage : !llvm.ptr<3>
-// CHECK-COUNT-8: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK-COUNT-8: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
 // CHECK: nvvm.cp.async.commit.group
 // CHECK-NEXT: nvvm.cp.async.wait.group 0
 // CHECK-COUNT-8: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xbf16>
@@ -83,7 +83,7 @@ nf.kernel @fp8_chunks(%x: tensor<?x?x?xf8E4M3FN>) -> tensor<?x?x?xf32>
 // CHECK: gpu.func @softmax_v0_cta256x7(
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK-NOT: cluster
-// CHECK-COUNT-7: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK-COUNT-7: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
 // CHECK: nvvm.cp.async.commit.group
 // CHECK-NEXT: nvvm.cp.async.wait.group 0
 // CHECK: gpu.return

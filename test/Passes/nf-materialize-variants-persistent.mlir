@@ -1,23 +1,18 @@
-// The variants of a bounded schedule and its persistent twin (the same
-// threads and chunks): the bounded one's vectorized variant serves rows up
-// to its max_d, the persistent one's the longer rows; the 8- and 4-byte
-// twins, the peeled and the general variant (one row per CTA, the same
-// functions for both) come once, after the persistent variant and bounded by
-// its capacity. The variants' schedules carry no max_d: their guards do.
+// The variants of a persistent schedule: only its vectorized variant is
+// persistent (its CTAs walk rows); the 8- and 4-byte twins, the peeled and
+// the general variant run one row per CTA, bounded like the schedule's.
 // RUN: nf-opt %s -split-input-file -verify-diagnostics -nf-materialize-variants | FileCheck %s
 
 // CHECK-LABEL: nf.kernel @rmsnorm_quant
-// CHECK-SAME: name = "v0_cta512x4", vectorized = true, max_d = 14848, schedule = <threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>>
-// CHECK-SAME: name = "v1_persistent512x4", vectorized = true, max_d = 16384, schedule = <threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, persistent = true>>
-// CHECK-SAME: name = "v2_cta512x8", vectorized = true, max_d = 16384, schedule = <threads_per_row = 512, rows_per_cta = 1, chunk = 4, chunks_per_thread = 8>>
-// CHECK-SAME: name = "v3_cta512x16", vectorized = true, max_d = 16384, schedule = <threads_per_row = 512, rows_per_cta = 1, chunk = 2, chunks_per_thread = 16>>
-// CHECK-SAME: name = "p4_cta512x4", vectorized = false, max_d = 16377, schedule = <threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, peeled = true>
-// CHECK-SAME: name = "g5_streaming512", vectorized = false, max_d = 16384
+// CHECK-SAME: name = "v0_persistent512x4", vectorized = true, max_d = 16384, schedule = <threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, persistent = true>>
+// CHECK-SAME: name = "v1_cta512x8", vectorized = true, max_d = 16384, schedule = <threads_per_row = 512, rows_per_cta = 1, chunk = 4, chunks_per_thread = 8>>
+// CHECK-SAME: name = "v2_cta512x16", vectorized = true, max_d = 16384, schedule = <threads_per_row = 512, rows_per_cta = 1, chunk = 2, chunks_per_thread = 16>>
+// CHECK-SAME: name = "p3_cta512x4", vectorized = false, max_d = 16377, schedule = <threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, peeled = true>
+// CHECK-SAME: name = "g4_streaming512", vectorized = false, max_d = 16384
 // CHECK-NOT: #nf.variant
 nf.kernel @rmsnorm_quant(%x: tensor<?x?x?xbf16>, %weight: tensor<?xbf16>)
     -> (tensor<?x?x?xf8E4M3FN>, tensor<?x?xf32>)
     attributes {nf.schedules = [
-      #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, max_d = 14848>,
       #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, persistent = true>]} {
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
   %wb = nf.load %weight [D] : tensor<?xbf16>
@@ -33,12 +28,12 @@ nf.kernel @rmsnorm_quant(%x: tensor<?x?x?xbf16>, %weight: tensor<?xbf16>)
 
 // -----
 
-// A static D beyond a bounded schedule's rows is refused.
-// expected-error@+1 {{schedule holds 14848 elements per row, fewer than D = 16000}}
-nf.kernel @too_long(%x: tensor<?x?x16000xbf16>) -> tensor<?x?x16000xbf16>
+// A static D beyond a persistent schedule's rows is refused.
+// expected-error@+1 {{schedule holds 16384 elements per row, fewer than D = 16392}}
+nf.kernel @too_long(%x: tensor<?x?x16392xbf16>) -> tensor<?x?x16392xbf16>
     attributes {nf.schedules = [
-      #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, max_d = 14848>]} {
-  %xb = nf.load %x [B, S, D] : tensor<?x?x16000xbf16>
+      #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, persistent = true>]} {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x16392xbf16>
   %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
   %y = nf.rms_norm %xf eps 1.0e-6 : !nf.row<f32>
   %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>

@@ -200,7 +200,7 @@ Buffer makeBuffer(const CudaDriver *cu, DType dtype, const Shape &shape,
 
 BenchInputs makeBenchInputs(const CudaDriver *cu, const KernelInfo &k,
                             const std::map<std::string, std::string> &dims,
-                            bool varied) {
+                            bool varied, int64_t pad) {
   BenchInputs in;
   std::vector<Shape> argShapes, resultShapes;
   shapesFromDims(k, dims, argShapes, resultShapes);
@@ -226,7 +226,7 @@ BenchInputs makeBenchInputs(const CudaDriver *cu, const KernelInfo &k,
         if (keep)
           data = variedData(k.args[i].dtype, elementsOf(argShapes[i]), seed);
         Buffer b = makeBuffer(cu, k.args[i].dtype, argShapes[i],
-                              keep ? &data : nullptr, 0, false);
+                              keep ? &data : nullptr, pad, false);
         if (!keep) {
           // Finite data for floats (0x3C3C...), zero for integers.
           bool isInt = k.args[i].dtype == DType::I8 ||
@@ -245,8 +245,8 @@ BenchInputs makeBenchInputs(const CudaDriver *cu, const KernelInfo &k,
         in.results[s].push_back(in.args[s][k.results[r].inPlace].tensor);
         continue;
       }
-      Buffer b = makeBuffer(cu, k.results[r].dtype, resultShapes[r], nullptr, 0,
-                            false);
+      Buffer b = makeBuffer(cu, k.results[r].dtype, resultShapes[r], nullptr,
+                            pad, false);
       in.results[s].push_back(b.tensor);
       if (s == 0)
         in.first.push_back(std::move(b));

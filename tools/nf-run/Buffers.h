@@ -57,11 +57,12 @@ struct BenchInputs {
   double bytes = 0;
 };
 
-/// The input sets of `k` for the symbolic sizes `dims` (--dims).
+/// The input sets of `k` for the symbolic sizes `dims` (--dims), the rows
+/// of every tensor of rank 2 or more padded by `pad` elements (--pad).
 BenchInputs makeBenchInputs(const nf::rt::CudaDriver *cu,
                             const nf::rt::KernelInfo &k,
                             const std::map<std::string, std::string> &dims,
-                            bool varied);
+                            bool varied, int64_t pad = 0);
 
 } // namespace nfrun
 

@@ -14,10 +14,13 @@
 //     launch from a CUDA graph and requires identical results.
 //
 //   nf-run ARTIFACT --bench --dims B=1,S=32760,D=1536[,F=..,P=..] [--iters N]
+//          [--pad N]
 //     Times the kernel (CUDA events, rotating input sets) against an SM
 //     copy kernel moving the same bytes in the same run (half read, half
 //     written, rounded down to 16-byte vectors), and prints bytes moved,
-//     time, and the fraction of the copy floor.
+//     time, and the fraction of the copy floor. --pad N pads the rows of
+//     every tensor of rank 2 or more by N elements (the bytes moved, and
+//     the copy's, stay those of the dense tensors).
 //
 //   nf-run ARTIFACT --tune --dims B=..,S=..,D=..[,..] [--iters N]
 //     Times every variant whose guard holds for those shapes (each first
@@ -118,7 +121,8 @@ int main(int argc, char **argv) {
     else if (a == "--help" || a == "-h") {
       std::printf("usage: nf-run ARTIFACT --case DIR [--misalign] [--pad N] "
                   "[--graph]\n       nf-run ARTIFACT --bench --dims "
-                  "B=..,S=..,D=..[,F=..,P=..] [--iters N] [--kernel K]\n"
+                  "B=..,S=..,D=..[,F=..,P=..] [--iters N] [--kernel K] "
+                  "[--pad N]\n"
                   "       nf-run ARTIFACT --tune --dims "
                   "B=..,S=..,D=..[,F=..,P=..] [--iters N] [--kernel K]\n"
                   "--tune times every variant that serves the shapes, checks "
@@ -136,6 +140,8 @@ int main(int argc, char **argv) {
         "--dims ...)");
   if (bench && tune)
     die("--bench and --tune are two modes: give one");
+  if (pad && tune)
+    die("--pad is for --case and --bench, not --tune");
 
   Artifact artifact;
   std::string error;
@@ -163,7 +169,7 @@ int main(int argc, char **argv) {
     if (!found)
       die("the artifact has no kernel '" + kernelName + "'");
     std::map<std::string, std::string> dims = parseDims(dimsText);
-    BenchInputs in = makeBenchInputs(cu, *found, dims, false);
+    BenchInputs in = makeBenchInputs(cu, *found, dims, false, pad);
     if (tune)
       return runTune(cu, artifactPath, artifact, *module, *found, dims, in,
                      dimsText, iters);
