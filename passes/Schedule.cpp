@@ -588,10 +588,12 @@ struct NfSelectSchedulePass
     // rows, LayerNorm +8.2 to +9.0 at 12800-14848 and 0 to -1.4 above,
     // rmsnorm_quant_fp8 +1.8 to +3.8 and -1.2 to +1.0; and where a later
     // reduction reads an operand along the row (rmsnorm_quant_fp8's
-    // maximum reads the weight), rows of five chunks (-1.2 to +16.3 against
-    // the map before, "Where a persistent CTA wins") and of four chunks in
-    // 256 threads (+8.8 to +19.7; 128 x 4 lost 2.8 to 6.0, three chunks 0.6
-    // to 16.2). f32 rows lost (LayerNorm 512 x 4: -9.9 to -15.3), and so
+    // maximum reads the weight), rows of five chunks and of four chunks in
+    // 256 threads (the first map, "Where a persistent CTA wins": 128 x 5 and
+    // 256 x 5 +2.7 to +8.8, 512 x 5 +3.7 to +16.3, the last two -1.6 /
+    // -1.4 at their first 512 elements; 256 x 4 +8.8 to +19.7). Not 128 x 4
+    // (second map -2.8 / -5.5) nor three chunks (-2.0 to -16.2, but +2.4 at 256
+    // x 3, D = 5632). f32 rows lost (LayerNorm 512 x 4: -9.9 to -15.3), and so
     // did RMSNorm and fused add + RMSNorm at every schedule.
     if (s.chunk != 8 || !oneInputTwoReductions)
       return false;
