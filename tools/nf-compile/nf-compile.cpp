@@ -414,8 +414,8 @@ avoidSpills(ModuleOp pristine, OwningOpRef<ModuleOp> &module,
         // kept only where ptxas then does not spill. Two rows per SM leave
         // it short of loads in flight while they reduce, most where a row
         // fills its chunks partly (measured, H200: +1.2 to +12.8 points at
-        // all 11 points where ptxas fitted the third CTA in 40 registers
-        // without spill; where it spilled 4 to 20 bytes, 14 of 33 points
+        // all 10 points where ptxas fitted the third CTA in 40 registers
+        // without spill; where it spilled 4 to 20 bytes, 13 of 33 points
         // lost up to 20; docs/Rationale.md "Occupancy steps").
         bool thirdOf512 = block == 512 && ctas == 2;
         if (withinGranule || thirdOf512) {
