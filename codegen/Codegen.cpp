@@ -212,6 +212,8 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   schedule.persistent = options.persistent;
   // cp.async (staged and persistent rows) exists from sm_80 on.
   schedule.asyncCopy = options.chip != "sm_75";
+  schedule.maxPersistentStageKB =
+      getMaxPersistentStageBytes(options.chip) / 1024;
   // Clusters exist from sm_90 on (the same chips as hardware fp8).
   schedule.maxCluster = options.maxCluster >= 1        ? options.maxCluster
                         : hasHardwareFp8(options.chip) ? 8

@@ -86,13 +86,14 @@ LogicalResult KernelLowering::checkSupported() {
         "embedding or group reductions whose CTA's share of the row fits in "
         "48 KB of shared memory and whose [B, S, D] inputs take a multiple "
         "of 16 bytes per chunk");
-  if (sched.persistent && !mayPersist(kernel, sched))
+  if (sched.persistent &&
+      !mayPersist(kernel, sched, kLargestPersistentStageBytes))
     return kernel.emitOpError(
                "has a persistent schedule, which needs a kernel of one chain "
                "without select, rotary embedding, group reductions or "
                "[B, F, 1, D] operands, with an operand broadcast along the "
                "row, whose two staged rows fit in ")
-           << kMaxPersistentStageBytes / 1024 << " KB of shared memory";
+           << kLargestPersistentStageBytes / 1024 << " KB of shared memory";
   return checkGroups();
 }
 
@@ -165,7 +166,7 @@ LogicalResult KernelLowering::emit(StringRef name) {
     int64_t bytes = getStagedRowBytes(kernel, staged);
     stageBuffer = (name + "_stage").str();
     // A staged row (at most 48 KB) is static shared memory. The two slots
-    // of a persistent CTA (at most kMaxPersistentStageBytes) are dynamic,
+    // of a persistent CTA (getMaxPersistentStageBytes) are dynamic,
     // an extern buffer of no size whose bytes the launch gives
     // (getDynamicSharedBytesAttrName; the artifact's `dynamic_shared`),
     // aligned to 128 bytes: it follows the static buffers, and 48 bytes

@@ -171,6 +171,10 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
            "and, where a later reduction reads an operand along the "
            "row, rows of 256 or 512 threads and 4 or 5 chunks), all (every "
            "one that may) or none">,
+    Option<"maxPersistentStageKB", "max-persistent-stage-kb", "int64_t",
+           /*default=*/"96",
+           "most KB of shared memory a persistent CTA's two row slots may "
+           "take (nf-compile sets 200 for sm_90 and sm_100, 96 otherwise)">,
     Option<"asyncCopy", "async-copy", "bool", /*default=*/"true",
            "the target has asynchronous copies (cp.async, sm_80 and newer): "
            "without them no schedule is staged or persistent">,

@@ -481,7 +481,15 @@ bool mlir::nf::reductionWaitsOnOperands(KernelOp kernel) {
   return waits;
 }
 
-bool mlir::nf::mayPersist(KernelOp kernel, const Schedule &s) {
+int64_t mlir::nf::getMaxPersistentStageBytes(StringRef chip) {
+  return llvm::is_contained({"sm_90", "sm_90a", "sm_100", "sm_100a", "sm_103"},
+                            chip)
+             ? kLargestPersistentStageBytes
+             : kMaxPersistentStageBytes;
+}
+
+bool mlir::nf::mayPersist(KernelOp kernel, const Schedule &s,
+                          int64_t maxStageBytes) {
   if (!s.isRegisterResident() || s.clusterSize != 1 || s.staged ||
       s.rowsPerCta != 1 || s.rowsPerThread != 1 || s.threadsPerRow < 64)
     return false;
@@ -508,7 +516,7 @@ bool mlir::nf::mayPersist(KernelOp kernel, const Schedule &s) {
   if (frames || heldRegisters > kMaxPersistentOperandRegisters ||
       heldRegisters > threadRegisters - 64)
     return false;
-  return getPersistentStageBytes(kernel, s) <= kMaxPersistentStageBytes;
+  return getPersistentStageBytes(kernel, s) <= maxStageBytes;
 }
 
 int64_t mlir::nf::getPersistentStageBytes(KernelOp kernel, const Schedule &s) {
@@ -537,10 +545,11 @@ struct NfSelectSchedulePass
   /// Of the kernel being scheduled: whether a reduction waits on operands
   /// along the row (reductionWaitsOnOperands); whether a reduction after
   /// its first reads such an operand (anyLaterReductionReadsBroadcast);
-  /// whether it has one [B, S, D] input and two reductions or more.
+  /// whether it has one (two) [B, S, D] inputs and two reductions or more.
   bool waits = false;
   bool laterReadsOperand = false;
   bool oneInputTwoReductions = false;
+  bool twoInputsTwoReductions = false;
 
   void runOnOperation() override {
     getOperation()->walk([&](KernelOp kernel) {
@@ -554,6 +563,8 @@ struct NfSelectSchedulePass
       laterReadsOperand = anyLaterReductionReadsBroadcast(kernel);
       oneInputTwoReductions =
           countRowInputs(kernel) == 1 && countRowReductions(kernel) >= 2;
+      twoInputsTwoReductions =
+          countRowInputs(kernel) == 2 && countRowReductions(kernel) >= 2;
       FailureOr<SmallVector<Schedule>> family = selectFamily(kernel);
       if (failed(family)) {
         signalPassFailure();
@@ -572,7 +583,8 @@ struct NfSelectSchedulePass
   /// Whether the schedule `s` of `kernel` is persistent (docs/Rationale.md,
   /// "Persistent CTAs"; docs/benchmarks.md, "Where a persistent CTA wins").
   bool isPersistent(KernelOp kernel, const Schedule &s) const {
-    if (!asyncCopy || persistent == "none" || !mayPersist(kernel, s))
+    if (!asyncCopy || persistent == "none" ||
+        !mayPersist(kernel, s, maxPersistentStageKB * 1024))
       return false;
     // Where a reduction waits on operands along the row
     // (layernorm_modulate_quant_fp8's row maximum of the modulated row), at
@@ -595,6 +607,21 @@ struct NfSelectSchedulePass
     // (second map -2.8 / -5.5) nor three chunks (-2.0 to -16.2, but +2.4 at 256
     // x 3, D = 5632). f32 rows lost (LayerNorm 512 x 4: -9.9 to -15.3), and so
     // did RMSNorm and fused add + RMSNorm at every schedule.
+    // Rows of two 16-bit [B, S, D] inputs and two or more reductions, a
+    // later one reading an operand along the row (measured on
+    // fused_add_rmsnorm_quant_i8 only, whose maximum reads the weight), at
+    // 512 x 3 and 512 x 4: one row per CTA held two CTAs of 512 threads (50
+    // and 64 registers) per SM, and rows that fill their chunks partly left
+    // too few bytes in flight. H200, every D from 8704 to 16384 in steps of
+    // 512, % of a copy, one row per CTA -> persistent, two runs: 512 x 3
+    // 80.0-85.6 -> 93.0-95.1 at 8704-10752, 88.8 -> 90.1-92.6 at 11264, 92.1
+    // -> 88.7-91.9 at 11776, 95.1-95.3 -> 90.4-92.8 at 12288; 512 x 4 (two
+    // slots of 64 KB: sm_90 and sm_100 only) 81.0-87.7 -> 88.0-93.5
+    // (docs/benchmarks.md, "Persistent rows of two inputs").
+    if (s.chunk == 8 && twoInputsTwoReductions && laterReadsOperand &&
+        s.threadsPerRow == kMaxRegisterRowThreads &&
+        (s.chunksPerThread == 3 || s.chunksPerThread == 4))
+      return true;
     if (s.chunk != 8 || !oneInputTwoReductions)
       return false;
     if (s.threadsPerRow == kMaxRegisterRowThreads && s.chunksPerThread == 4)

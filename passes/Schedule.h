@@ -199,6 +199,16 @@ void walkDefiningOps(Value root, function_ref<bool(Operation *)> visit);
 /// be (mayPersist).
 bool reductionWaitsOnOperands(KernelOp kernel);
 
+/// A persistent CTA's two slots are dynamic shared memory (more than the 48
+/// KB a function may have statically): 96 KB leaves the exchanges' scratch
+/// room in the 99 KB a CTA may have on sm_86, sm_89 and sm_120, the least
+/// of the targets with cp.async; 200 KB in the 227 KB of sm_90 and sm_100
+/// (getMaxPersistentStageBytes).
+constexpr int64_t kMaxPersistentStageBytes = 96 * 1024;
+constexpr int64_t kLargestPersistentStageBytes = 200 * 1024;
+/// The most bytes a persistent CTA's two slots may take on `chip`.
+int64_t getMaxPersistentStageBytes(StringRef chip);
+
 /// Whether the schedule `s` of `kernel` may be made persistent: one
 /// register-resident row per CTA of 64 threads or more, no cluster, not
 /// staged; a kernel of one chain, without select, rotary embedding, group
@@ -207,14 +217,10 @@ bool reductionWaitsOnOperands(KernelOp kernel);
 /// most kMaxPersistentOperandRegisters registers per thread (and 64 fewer
 /// than a thread of the CTA may have: 64 of 128 at 512 threads), whose
 /// `[B, S, D]` inputs take whole 16-byte copies per chunk and whose two
-/// staged rows fit in kMaxPersistentStageBytes.
-bool mayPersist(KernelOp kernel, const Schedule &s);
+/// staged rows fit in `maxStageBytes`.
+bool mayPersist(KernelOp kernel, const Schedule &s,
+                int64_t maxStageBytes = kMaxPersistentStageBytes);
 constexpr int64_t kMaxPersistentOperandRegisters = 96;
-/// A persistent CTA's two slots are dynamic shared memory (more than the 48
-/// KB a function may have statically): 96 KB leaves the exchanges' scratch
-/// room in the 99 KB a CTA may have on sm_86, sm_89 and sm_120, the least
-/// of the targets with cp.async.
-constexpr int64_t kMaxPersistentStageBytes = 96 * 1024;
 /// The bytes of a persistent schedule's two slots: two staged rows.
 int64_t getPersistentStageBytes(KernelOp kernel, const Schedule &s);
 

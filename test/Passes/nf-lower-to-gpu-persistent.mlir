@@ -83,7 +83,7 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xf32>) -> tensor<?x?x?xbf16>
 // -----
 
 // A kernel that cannot walk rows persistently (no operand along the row).
-// expected-error@+1 {{has a persistent schedule, which needs a kernel of one chain without select, rotary embedding, group reductions or [B, F, 1, D] operands, with an operand broadcast along the row, whose two staged rows fit in 96 KB of shared memory}}
+// expected-error@+1 {{has a persistent schedule, which needs a kernel of one chain without select, rotary embedding, group reductions or [B, F, 1, D] operands, with an operand broadcast along the row, whose two staged rows fit in 200 KB of shared memory}}
 nf.kernel @plain(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
     attributes {nf.schedules = [#nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 2, persistent = true>]} {
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>

@@ -3,12 +3,16 @@
 // and two or more reductions. Their 512 x 4 schedule is persistent; where
 // a later reduction reads an operand along the row (rmsnorm_quant_fp8's
 // maximum reads the weight), rows of five chunks and of four chunks in 256
-// threads too. f32 rows and kernels of one reduction get none;
+// threads too. In kernels of two 16-bit [B, S, D] inputs and two or more
+// reductions, 512 x 3 and 512 x 4 (the latter's two slots, 128 KB, only
+// where the target allows more than 96 KB: nf-compile sets 200 for sm_90
+// and sm_100). f32 rows and kernels of one reduction get none;
 // persistent=all makes every schedule that may persistent; persistent=none
 // none.
 // RUN: nf-opt %s -split-input-file -nf-decompose -nf-select-schedule | FileCheck %s
 // RUN: nf-opt %s -split-input-file -nf-decompose -nf-select-schedule=persistent=all | FileCheck %s --check-prefix=ALL
 // RUN: nf-opt %s -split-input-file -nf-decompose -nf-select-schedule=persistent=none | FileCheck %s --check-prefix=NONE
+// RUN: nf-opt %s -split-input-file -nf-decompose -nf-select-schedule=max-persistent-stage-kb=200 | FileCheck %s --check-prefix=KB200
 
 // NONE-NOT: persistent
 
@@ -102,4 +106,37 @@ nf.kernel @rmsnorm(%x: tensor<?x?x?xbf16>, %weight: tensor<?xbf16>)
   %y = nf.rms_norm %xf weight %wf eps 1.0e-6 : !nf.row<f32>
   %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
   nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// Two inputs, two reductions (fused add + RMSNorm + int8): 512 x 3
+// persistent (96 KB of slots); 512 x 4 (128 KB) only with room for it.
+// CHECK-LABEL: nf.kernel @fused_add_rmsnorm_quant
+// CHECK-NOT: persistent
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, persistent = true>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5>
+// CHECK-NOT: persistent
+// KB200-LABEL: nf.kernel @fused_add_rmsnorm_quant
+// KB200-NOT: persistent
+// KB200-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, persistent = true>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, persistent = true>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5>
+// KB200-NOT: persistent
+nf.kernel @fused_add_rmsnorm_quant(%x: tensor<?x?x?xbf16>,
+    %residual: tensor<?x?x?xbf16>, %weight: tensor<?xbf16>)
+    -> (tensor<?x?x?xi8>, tensor<?x?x?xbf16> {nf.in_place = 1 : i64},
+        tensor<?x?xf32>) {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %resb = nf.load %residual [B, S, D] : tensor<?x?x?xbf16>
+  %wb = nf.load %weight [D] : tensor<?xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %resf = nf.cast %resb : !nf.row<bf16> to !nf.row<f32>
+  %wf = nf.cast %wb : !nf.row<bf16> to !nf.row<f32>
+  %r = nf.add %xf, %resf : !nf.row<f32>
+  %rb = nf.cast %r : !nf.row<f32> to !nf.row<bf16>
+  %rr = nf.cast %rb : !nf.row<bf16> to !nf.row<f32>
+  %y = nf.rms_norm %rr weight %wf eps 1.0e-6 : !nf.row<f32>
+  %a = nf.abs %y : !nf.row<f32>
+  %amax = nf.reduce max %a : !nf.row<f32>
+  %q = nf.div %y, %amax : !nf.row<f32>, f32
+  %q8 = nf.cast %q : !nf.row<f32> to !nf.row<i8>
+  nf.return %q8, %rb, %amax : !nf.row<i8>, !nf.row<bf16>, f32
 }
