@@ -614,9 +614,9 @@ struct NfSelectSchedulePass
     // and 64 registers) per SM, and rows that fill their chunks partly left
     // too few bytes in flight. H200, every D from 8704 to 16384 in steps of
     // 512, % of a copy, one row per CTA -> persistent, two runs: 512 x 3
-    // 80.0-85.6 -> 93.0-95.1 at 8704-10752, 88.8 -> 90.1-92.6 at 11264, 92.1
+    // 79.8-85.6 -> 92.8-95.1 at 8704-10752, 88.8 -> 90.1-92.6 at 11264, 92.1
     // -> 88.7-91.9 at 11776, 95.1-95.3 -> 90.4-92.8 at 12288; 512 x 4 (two
-    // slots of 64 KB: sm_90 and sm_100 only) 81.0-87.7 -> 88.0-93.5
+    // slots of 64 KB: sm_90 and sm_100 only) 80.8-87.7 -> 88.0-93.5
     // (docs/benchmarks.md, "Persistent rows of two inputs").
     if (s.chunk == 8 && twoInputsTwoReductions && laterReadsOperand &&
         s.threadsPerRow == kMaxRegisterRowThreads &&
