@@ -87,13 +87,13 @@ LogicalResult KernelLowering::checkSupported() {
         "48 KB of shared memory and whose [B, S, D] inputs take a multiple "
         "of 16 bytes per chunk");
   if (sched.persistent &&
-      !mayPersist(kernel, sched, kLargestPersistentStageBytes))
+      !mayPersist(kernel, sched, kLargePersistentStageBytes))
     return kernel.emitOpError(
                "has a persistent schedule, which needs a kernel of one chain "
                "without select, rotary embedding, group reductions or "
                "[B, F, 1, D] operands, with an operand broadcast along the "
                "row, whose two staged rows fit in ")
-           << kLargestPersistentStageBytes / 1024 << " KB of shared memory";
+           << kLargePersistentStageBytes / 1024 << " KB of shared memory";
   return checkGroups();
 }
 

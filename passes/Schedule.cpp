@@ -484,8 +484,8 @@ bool mlir::nf::reductionWaitsOnOperands(KernelOp kernel) {
 int64_t mlir::nf::getMaxPersistentStageBytes(StringRef chip) {
   return llvm::is_contained({"sm_90", "sm_90a", "sm_100", "sm_100a", "sm_103"},
                             chip)
-             ? kLargestPersistentStageBytes
-             : kMaxPersistentStageBytes;
+             ? kLargePersistentStageBytes
+             : kPersistentStageBytes;
 }
 
 bool mlir::nf::mayPersist(KernelOp kernel, const Schedule &s,

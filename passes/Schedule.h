@@ -200,12 +200,12 @@ void walkDefiningOps(Value root, function_ref<bool(Operation *)> visit);
 bool reductionWaitsOnOperands(KernelOp kernel);
 
 /// A persistent CTA's two slots are dynamic shared memory (more than the 48
-/// KB a function may have statically): 96 KB leaves the exchanges' scratch
-/// room in the 99 KB a CTA may have on sm_86, sm_89 and sm_120, the least
-/// of the targets with cp.async; 200 KB in the 227 KB of sm_90 and sm_100
-/// (getMaxPersistentStageBytes).
-constexpr int64_t kMaxPersistentStageBytes = 96 * 1024;
-constexpr int64_t kLargestPersistentStageBytes = 200 * 1024;
+/// KB a function may have statically). Most targets: 96 KB leaves the
+/// exchanges' scratch room in the 99 KB a CTA may have on sm_86, sm_89 and
+/// sm_120, the least of the targets with cp.async. Large: 200 KB in the 227
+/// KB of sm_90 and sm_100 (getMaxPersistentStageBytes picks per target).
+constexpr int64_t kPersistentStageBytes = 96 * 1024;
+constexpr int64_t kLargePersistentStageBytes = 200 * 1024;
 /// The most bytes a persistent CTA's two slots may take on `chip`.
 int64_t getMaxPersistentStageBytes(StringRef chip);
 
@@ -218,8 +218,7 @@ int64_t getMaxPersistentStageBytes(StringRef chip);
 /// than a thread of the CTA may have: 64 of 128 at 512 threads), whose
 /// `[B, S, D]` inputs take whole 16-byte copies per chunk and whose two
 /// staged rows fit in `maxStageBytes`.
-bool mayPersist(KernelOp kernel, const Schedule &s,
-                int64_t maxStageBytes = kMaxPersistentStageBytes);
+bool mayPersist(KernelOp kernel, const Schedule &s, int64_t maxStageBytes);
 constexpr int64_t kMaxPersistentOperandRegisters = 96;
 /// The bytes of a persistent schedule's two slots: two staged rows.
 int64_t getPersistentStageBytes(KernelOp kernel, const Schedule &s);
