@@ -2,12 +2,12 @@
 
 // Group reductions (passes/GroupReductions.cpp). Groups of 32 f32 elements
 // over chunks of 4 span 8 lanes: each chunk is reduced, then combined over
-// its group's lanes by a butterfly (offsets 4, 2, 1) whose member mask is
-// those 8 lanes of the warp (0xff shifted to the group's first lane); the
-// scale's reciprocal is taken once per chunk and the group value stored by
-// the group's first lane, at element base / 32 of the [B, S, D / 32] result.
+// its group's lanes by a butterfly (offsets 4, 2, 1). In the vectorized
+// variant every lane of the warp takes every chunk, so the butterfly's
+// member mask is the whole warp (-1); the scale's reciprocal is taken once
+// per chunk and the group value stored by the group's first lane, at element
+// base / 32 of the [B, S, D / 32] result.
 // CHECK-LABEL: gpu.func @groups_v0_warp32x2(
-// CHECK: %[[LANE:.*]] = arith.trunci %{{.*}} : i64 to i32
 // CHECK: %[[E0:.*]] = vector.extract %[[V:.*]][0] : f32 from vector<4xf32>
 // CHECK: %[[E1:.*]] = vector.extract %[[V]][1] : f32 from vector<4xf32>
 // CHECK: %[[E2:.*]] = vector.extract %[[V]][2] : f32 from vector<4xf32>
@@ -15,15 +15,24 @@
 // CHECK: %[[M01:.*]] = arith.maximumf %[[E0]], %[[E1]] : f32
 // CHECK: %[[M23:.*]] = arith.maximumf %[[E2]], %[[E3]] : f32
 // CHECK: arith.maximumf %[[M01]], %[[M23]] : f32
-// CHECK: %[[FIRST:.*]] = arith.andi %[[LANE]], %{{.*}} : i32
-// CHECK: %[[MASK:.*]] = arith.shli %{{.*}}, %[[FIRST]] : i32
-// CHECK: nvvm.shfl.sync  bfly %[[MASK]], %{{.*}}, %{{.*}}, %{{.*}} : f32 -> f32
-// CHECK: nvvm.shfl.sync  bfly %[[MASK]]
-// CHECK: nvvm.shfl.sync  bfly %[[MASK]]
+// CHECK-NOT: arith.shli
+// CHECK: nvvm.shfl.sync  bfly %[[ALL:c-1_i32[_0-9]*]], %{{.*}}, %c4_i32{{.*}}, %{{.*}} : f32 -> f32
+// CHECK: nvvm.shfl.sync  bfly %[[ALL]], %{{.*}}, %c2_i32
+// CHECK: nvvm.shfl.sync  bfly %[[ALL]], %{{.*}}, %c1_i32
 // CHECK-NOT: nvvm.shfl.sync
 // CHECK: llvm.call_intrinsic "llvm.nvvm.rcp.rn.f"
 // CHECK: arith.remui %{{.*}}, %{{.*}} : i64
 // CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
+// CHECK: gpu.return
+// The general variant skips a chunk past the row in a branch, so the other
+// lanes of the warp may not take the butterfly: its member mask is the
+// group's 8 lanes (0xff shifted to the group's first).
+// CHECK-LABEL: gpu.func @groups_g2_warp32x2(
+// CHECK: %[[LANE:.*]] = arith.andi %{{.*}}, %c-8_i32 : i32
+// CHECK: %[[MASK:.*]] = arith.shli %c255_i32, %[[LANE]] : i32
+// CHECK: nvvm.shfl.sync  bfly %[[MASK]], %{{.*}}, %c4_i32
+// CHECK: nvvm.shfl.sync  bfly %[[MASK]], %{{.*}}, %c2_i32
+// CHECK: nvvm.shfl.sync  bfly %[[MASK]], %{{.*}}, %c1_i32
 // CHECK: gpu.return
 nf.kernel @groups(%x: tensor<?x?x?xf32>) -> (tensor<?x?x?xf32>, tensor<?x?x?xf32>)
     attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 4, chunks_per_thread = 2>]} {
