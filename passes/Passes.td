@@ -130,7 +130,11 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
     reductions, where measured faster: the 512 x 4 schedule (LayerNorm,
     rmsnorm_quant_fp8 at D = 12289-16384); and where a later reduction
     reads an operand along the row (rmsnorm_quant_fp8's maximum), every
-    schedule of 256 or 512 threads and four or five chunks.
+    schedule of 256 or 512 threads and four or five chunks. In kernels of
+    two 16-bit `[B, S, D]` inputs and two or more reductions whose later one
+    reads an operand along the row (fused_add_rmsnorm_quant_i8), the
+    512-thread schedules of three to five chunks, where their slots fit
+    (`max-persistent-stage-kb`).
 
     An option that forces a choice gives one schedule for a dynamic D too
     (streaming with 256 threads unless `threads-per-row` says otherwise),
@@ -247,8 +251,9 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
     variants of a family (D dynamic) that hold rows in registers with 16-byte
     accesses (vectorized or peeled): the next variant of the family serves
     their rows.
-    `nf-compile` drops a variant that ptxas spills even at one CTA per SM
-    (docs/Rationale.md); names of other variants are ignored.
+    `nf-compile` drops a variant that ptxas spills even at one CTA per SM,
+    unless it is persistent and spills at most 8 bytes (docs/Rationale.md);
+    names of other variants are ignored.
 
     ```mlir
     nf.kernel @k(...) attributes {nf.variants = [

@@ -610,17 +610,22 @@ struct NfSelectSchedulePass
     // Rows of two 16-bit [B, S, D] inputs and two or more reductions, a
     // later one reading an operand along the row (measured on
     // fused_add_rmsnorm_quant_i8 only, whose maximum reads the weight), at
-    // 512 x 3 and 512 x 4: one row per CTA held two CTAs of 512 threads (50
-    // and 64 registers) per SM, and rows that fill their chunks partly left
-    // too few bytes in flight. H200, every D from 8704 to 16384 in steps of
+    // 512 x 3, 512 x 4 and 512 x 5: one row per CTA held two CTAs of 512
+    // threads (50, 64 and 64 registers, the last with 40 bytes of spill) per
+    // SM, and rows that fill their chunks partly left too few bytes in
+    // flight. H200, every D from 8704 to 16384 in steps of
     // 512, % of a copy, one row per CTA -> persistent, two runs: 512 x 3
     // 79.8-85.6 -> 92.8-95.1 at 8704-10752, 88.8 -> 90.1-92.6 at 11264, 92.1
     // -> 88.7-91.9 at 11776, 95.1-95.3 -> 90.4-92.8 at 12288; 512 x 4 (two
     // slots of 64 KB: sm_90 and sm_100 only) 80.8-87.7 -> 88.0-93.5
-    // (docs/benchmarks.md, "Persistent rows of two inputs").
+    // (docs/benchmarks.md, "Persistent rows of two inputs"); 512 x 5 (two
+    // slots of 80 KB; ptxas keeps 4 bytes of spill, which nf-compile allows
+    // a persistent variant) 86.6-87.5 -> 90.6-91.7 at 16896-20480
+    // (docs/benchmarks.md, "Group butterflies over the whole warp; persistent
+    // 512 x 5 rows of two inputs").
     if (s.chunk == 8 && twoInputsTwoReductions && laterReadsOperand &&
-        s.threadsPerRow == kMaxRegisterRowThreads &&
-        (s.chunksPerThread == 3 || s.chunksPerThread == 4))
+        s.threadsPerRow == kMaxRegisterRowThreads && s.chunksPerThread >= 3 &&
+        s.chunksPerThread <= 5)
       return true;
     if (s.chunk != 8 || !oneInputTwoReductions)
       return false;

@@ -111,14 +111,15 @@ nf.kernel @rmsnorm(%x: tensor<?x?x?xbf16>, %weight: tensor<?xbf16>)
 // -----
 
 // Two inputs, two reductions (fused add + RMSNorm + int8): 512 x 3
-// persistent (96 KB of slots); 512 x 4 (128 KB) only with room for it.
+// persistent (96 KB of slots); 512 x 4 (128 KB) and 512 x 5 (160 KB) only
+// with room for them.
 // CHECK-LABEL: nf.kernel @fused_add_rmsnorm_quant
 // CHECK-NOT: persistent
 // CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, persistent = true>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5>
 // CHECK-NOT: persistent
 // KB200-LABEL: nf.kernel @fused_add_rmsnorm_quant
 // KB200-NOT: persistent
-// KB200-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, persistent = true>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, persistent = true>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5>
+// KB200-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, persistent = true>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, persistent = true>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5, persistent = true>
 // KB200-NOT: persistent
 nf.kernel @fused_add_rmsnorm_quant(%x: tensor<?x?x?xbf16>,
     %residual: tensor<?x?x?xbf16>, %weight: tensor<?xbf16>)

@@ -101,7 +101,9 @@ static cl::opt<bool> avoidSpillsOption(
              "for one more CTA per SM where a kernel is within 8 registers "
              "of it, kept if ptxas then does not spill (a third CTA of 512 "
              "threads: at most 16 bytes), and for a third CTA of 512 threads "
-             "from further away, kept if ptxas then does not spill (default "
+             "from further away, kept if ptxas then does not spill; a "
+             "variant of a family that spills at one CTA per SM is left out, "
+             "unless persistent with at most 8 bytes of spill (default "
              "on; skipped "
              "without ptxas, an error if asked for explicitly)"),
     cl::init(true), cl::cat(category));
@@ -202,6 +204,13 @@ static bool isRegisterResident(ModuleOp module, StringRef function) {
   });
 }
 
+/// Whether `function` is a variant whose CTAs walk rows (persistent).
+static bool isPersistentVariant(ModuleOp module, StringRef function) {
+  return anyVariant(module, function, [](nf::KernelOp, nf::VariantAttr v) {
+    return nf::Schedule::fromAttr(v.getSchedule()).persistent;
+  });
+}
+
 /// Whether `function` is a vectorized variant that recomputes its row
 /// between reductions for a third CTA per SM (nf::recomputesForThirdCta).
 static bool recomputesForThirdCta(ModuleOp module, StringRef function) {
@@ -229,6 +238,11 @@ static constexpr int64_t kRaisedSpillBytes = 16;
 static constexpr int64_t kSecondCtaSpillBytes = 64;
 static constexpr int64_t kSecondCtaReloadBytes = 8;
 
+/// The most spill a persistent variant alone on its SM may keep (a variant
+/// that spills more is dropped from its family, as one that does not
+/// persist).
+static constexpr int64_t kPersistentSpillBytes = 8;
+
 /// --avoid-spills: ptxas, left to itself, may give up a few bytes of stack
 /// to fit one more CTA per SM. For each function it spills, ask for the
 /// occupancy it chose (.minnctapersm), with which it usually allocates the
@@ -240,7 +254,9 @@ static constexpr int64_t kSecondCtaReloadBytes = 8;
 /// more CTA per SM where a function is within 8 registers of it, kept where
 /// ptxas then does not spill (a third CTA of 512 threads: at most
 /// kRaisedSpillBytes), and for a third CTA of 512 threads from further
-/// away, kept where ptxas then does not spill.
+/// away, kept where ptxas then does not spill. A register-resident variant
+/// of a family that spills even at one CTA per SM is dropped, unless it is
+/// persistent and spills at most kPersistentSpillBytes.
 ///
 /// A hint is a directive of the function's PTX, so a round that changes
 /// hints edits `ptx` and assembles only the functions it changed (a family
@@ -435,6 +451,15 @@ avoidSpills(ModuleOp pristine, OwningOpRef<ModuleOp> &module,
               ? nf::residentCtasPerSm(chip, f.registers, blockSizes[f.name])
               : hint->getValue() - 1;
       if (ctas < 1) {
+        // A persistent variant keeps a word or two: its CTA is alone on its
+        // SM by its slots, not by its registers, and dropping it leaves its
+        // rows to the half-chunk variant after it (measured, H200:
+        // fused_add_rmsnorm_quant_i8's persistent 512 x 5, 4 bytes, 90.6-91.7%
+        // of a copy at D = 16896-20480 where one row per CTA ran 86.6-87.5;
+        // docs/Rationale.md "Persistent CTAs").
+        if (isPersistentVariant(*module, f.name) &&
+            f.spillStores <= kPersistentSpillBytes)
+          continue;
         // Spills even at one CTA per SM: a register-resident variant of a
         // family is left out (the next variant serves its rows); other
         // functions keep the spill.
