@@ -5,8 +5,9 @@
 // its group's lanes by a butterfly (offsets 4, 2, 1). In the vectorized
 // variant every lane of the warp takes every chunk, so the butterfly's
 // member mask is the whole warp (-1); the scale's reciprocal is taken once
-// per chunk and the group value stored by the group's first lane, at element
-// base / 32 of the [B, S, D / 32] result.
+// per chunk and the group value stored by every lane of the group (the same
+// value at the same address), at element base / 32 of the [B, S, D / 32]
+// result, under the chunk's own condition.
 // CHECK-LABEL: gpu.func @groups_v0_warp32x2(
 // CHECK: %[[E0:.*]] = vector.extract %[[V:.*]][0] : f32 from vector<4xf32>
 // CHECK: %[[E1:.*]] = vector.extract %[[V]][1] : f32 from vector<4xf32>
@@ -21,18 +22,21 @@
 // CHECK: nvvm.shfl.sync  bfly %[[ALL]], %{{.*}}, %c1_i32
 // CHECK-NOT: nvvm.shfl.sync
 // CHECK: llvm.call_intrinsic "llvm.nvvm.rcp.rn.f"
-// CHECK: arith.remui %{{.*}}, %{{.*}} : i64
+// CHECK-NOT: arith.remui
 // CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
 // CHECK: gpu.return
 // The general variant skips a chunk past the row in a branch, so the other
 // lanes of the warp may not take the butterfly: its member mask is the
-// group's 8 lanes (0xff shifted to the group's first).
+// group's 8 lanes (0xff shifted to the group's first), and the group's
+// first lane (base % 32 == 0) stores the value.
 // CHECK-LABEL: gpu.func @groups_g2_warp32x2(
 // CHECK: %[[LANE:.*]] = arith.andi %{{.*}}, %c-8_i32 : i32
 // CHECK: %[[MASK:.*]] = arith.shli %c255_i32, %[[LANE]] : i32
 // CHECK: nvvm.shfl.sync  bfly %[[MASK]], %{{.*}}, %c4_i32
 // CHECK: nvvm.shfl.sync  bfly %[[MASK]], %{{.*}}, %c2_i32
 // CHECK: nvvm.shfl.sync  bfly %[[MASK]], %{{.*}}, %c1_i32
+// CHECK: arith.remui %{{.*}}, %c32_i64{{.*}} : i64
+// CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
 // CHECK: gpu.return
 nf.kernel @groups(%x: tensor<?x?x?xf32>) -> (tensor<?x?x?xf32>, tensor<?x?x?xf32>)
     attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 4, chunks_per_thread = 2>]} {
