@@ -175,7 +175,7 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
            "and, where a later reduction reads an operand along the "
            "row, rows of 256 or 512 threads and 4 or 5 chunks; in kernels of "
            "two such inputs whose later reduction reads such an operand, "
-           "512 x 3 and 512 x 4 rows), all (every "
+           "512-thread rows of 3 to 5 chunks), all (every "
            "one that may) or none">,
     Option<"maxPersistentStageKB", "max-persistent-stage-kb", "int64_t",
            /*default=*/"96",
