@@ -279,7 +279,11 @@ private:
     std::swap(ropePosition, other.ropePosition);
     std::swap(reciprocals, other.reciprocals);
   }
-  void setUpRow(unsigned chainIndex, Value row);
+  /// Sets up row `row` of chain `chainIndex` (B * S rows): its batch entry
+  /// and token, validity, operand offsets. A caller that knows the entry and
+  /// token passes them (`row` is then unused) and no division is emitted.
+  void setUpRow(unsigned chainIndex, Value row, Value batch = {},
+                Value token = {});
 
   /// Reduces, computes and stores the current row from `chunks`.
   void emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,

@@ -48,11 +48,13 @@ void KernelLowering::emitPersistentRows(
   Value batches = div(chainRows[c], s);
   Value grid = idxToI64(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
   Value perBatch = div(grid, batches);
-  Value rowBase = mul(div(localCta, perBatch), s);
+  Value batch = div(localCta, perBatch);
   Value firstS = rem(localCta, perBatch);
+  // Rows are set up from (batch, token): no division per row.
+  auto setUp = [&](Value token) { setUpRow(c, Value(), batch, token); };
 
   // The chunks, and the row-invariant operands loaded into them once.
-  setUpRow(c, add(rowBase, firstS));
+  setUp(firstS);
   SmallVector<Chunk> proto;
   for (int64_t k = 0; k < sched.chunksPerThread; ++k)
     proto.push_back(
@@ -72,8 +74,8 @@ void KernelLowering::emitPersistentRows(
   Schedule staged = sched;
   staged.staged = true;
   Value slotBytes = i64c(getStagedRowBytes(kernel, staged));
-  auto stage = [&](Value row, Value slot, Value copy) {
-    setUpRow(c, row);
+  auto stage = [&](Value token, Value slot, Value copy) {
+    setUp(token);
     SmallVector<Chunk> chunks(proto);
     placeStagedChunks(chain, chunks, mul(slot, slotBytes));
     auto ifOp = scf::IfOp::create(b, loc, copy, /*withElseRegion=*/false);
@@ -86,7 +88,7 @@ void KernelLowering::emitPersistentRows(
   };
 
   // The first row (firstS < P <= S: every CTA has one).
-  stage(add(rowBase, firstS), i64c(0), trueValue());
+  stage(firstS, i64c(0), trueValue());
   auto loop =
       scf::ForOp::create(b, loc, firstS, s, perBatch, ValueRange{i64c(0)});
   OpBuilder::InsertionGuard guard(b);
@@ -99,11 +101,11 @@ void KernelLowering::emitPersistentRows(
   Value slot = loop.getRegionIterArgs()[0];
   Value nextSlot = sub(i64c(1), slot);
   Value next = add(current, perBatch);
-  stage(add(rowBase, next), nextSlot, lt(next, s));
+  stage(next, nextSlot, lt(next, s));
   // Every group but the newest (the next row's) is complete: this row.
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
 
-  setUpRow(c, add(rowBase, current));
+  setUp(current);
   SmallVector<Chunk> chunks(proto);
   placeStagedChunks(chain, chunks, mul(slot, slotBytes));
   reductionSlot = 0;

@@ -1,4 +1,5 @@
 // RUN: nf-opt %s -split-input-file -nf-materialize-variants -nf-lower-to-gpu -verify-diagnostics | FileCheck %s
+// RUN: nf-opt %s -split-input-file -nf-materialize-variants -nf-lower-to-gpu -verify-diagnostics | FileCheck %s --check-prefix=LOOP
 
 // A persistent schedule: the vectorized variant's CTAs walk rows of one
 // batch entry (P = gridDim / B CTAs per entry, rows p, p + P, ... < S).
@@ -36,6 +37,16 @@
 // CHECK: gpu.return
 // Its twins (4- and 2-element chunks) and general variant run one row per
 // CTA.
+// The loop walks the tokens of the CTA's batch entry: each row's entry and
+// token are known, and no division is left in the loop (the row index's
+// division by S was 40 of the 604 SASS instructions per row of
+// layernorm_modulate_quant_fp8's 512 x 4 variant).
+// LOOP-LABEL: gpu.func @lmq_v0_persistent128x2(
+// LOOP: arith.divui
+// LOOP: scf.for
+// LOOP-NOT: arith.divui
+// LOOP-NOT: arith.remui
+// LOOP: scf.yield
 // CHECK-LABEL: gpu.func @lmq_v1_cta128x4(
 // CHECK-NOT: nvvm.cp.async
 // CHECK-NOT: scf.for
