@@ -252,7 +252,8 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
     accesses (vectorized or peeled): the next variant of the family serves
     their rows.
     `nf-compile` drops a variant that ptxas spills even at one CTA per SM,
-    unless it is persistent and spills at most 8 bytes (docs/Rationale.md);
+    unless it is persistent and spills at most 8 bytes (stored, and loaded
+    back; docs/Rationale.md);
     names of other variants are ignored.
 
     ```mlir

@@ -33,7 +33,7 @@ check() {
   # most 64 bytes stored and at most 8 more loaded ("A second CTA of 512
   # threads with spill"; the block size is not on the line, so a 1024-thread
   # function on those terms would pass here too), and a persistent variant
-  # with at most 8 bytes stored, which nf-compile keeps in its family
+  # with at most 8 bytes stored and 8 loaded, which nf-compile keeps in its family
   # ("Persistent CTAs").
   funcs=$(echo "$info" | grep -c '^  .*: Used' || true)
   clean=$(echo "$info" | awk '
@@ -46,7 +46,7 @@ check() {
       if (s <= 16 && /\.minnctapersm (2 \(two|3 \(three) CTAs per SM asked for\)$/) { n++; next }
       if (s <= 16 && /\.minnctapersm 3 \(one more CTA per SM asked for\)$/) { n++; next }
       if (s <= 64 && l <= s + 8 && /\.minnctapersm 2 \(two CTAs per SM asked for\)$/) { n++; next }
-      if (s <= 8 && /^  [A-Za-z0-9_]+_persistent[0-9]+x[0-9]+: Used/) n++
+      if (s <= 8 && l <= 8 && /^  [A-Za-z0-9_]+_persistent[0-9]+x[0-9]+: Used/) n++
     }
     END { print n + 0 }')
   if [ -n "$spills" ] && { [ "$funcs" -eq 0 ] || [ "$funcs" -ne "$clean" ]; }; then

@@ -103,7 +103,8 @@ static cl::opt<bool> avoidSpillsOption(
              "threads: at most 16 bytes), and for a third CTA of 512 threads "
              "from further away, kept if ptxas then does not spill; a "
              "variant of a family that spills at one CTA per SM is left out, "
-             "unless persistent with at most 8 bytes of spill (default "
+             "unless persistent with at most 8 bytes of spill, stored and "
+             "loaded back (default "
              "on; skipped "
              "without ptxas, an error if asked for explicitly)"),
     cl::init(true), cl::cat(category));
@@ -238,9 +239,9 @@ static constexpr int64_t kRaisedSpillBytes = 16;
 static constexpr int64_t kSecondCtaSpillBytes = 64;
 static constexpr int64_t kSecondCtaReloadBytes = 8;
 
-/// The most spill a persistent variant alone on its SM may keep (a variant
-/// that spills more is dropped from its family, as one that does not
-/// persist).
+/// The most spill a persistent variant alone on its SM may keep, in bytes
+/// stored and in bytes loaded back each (a variant that spills more is
+/// dropped from its family, as one that does not persist).
 static constexpr int64_t kPersistentSpillBytes = 8;
 
 /// --avoid-spills: ptxas, left to itself, may give up a few bytes of stack
@@ -458,7 +459,8 @@ avoidSpills(ModuleOp pristine, OwningOpRef<ModuleOp> &module,
         // of a copy at D = 16896-20480 where one row per CTA ran 86.6-87.5;
         // docs/Rationale.md "Persistent CTAs").
         if (isPersistentVariant(*module, f.name) &&
-            f.spillStores <= kPersistentSpillBytes)
+            f.spillStores <= kPersistentSpillBytes &&
+            f.spillLoads <= kPersistentSpillBytes)
           continue;
         // Spills even at one CTA per SM: a register-resident variant of a
         // family is left out (the next variant serves its rows); other
