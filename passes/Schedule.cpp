@@ -962,6 +962,18 @@ struct NfSelectSchedulePass
     // resident CTAs hiding more of each row's reduction latency.
     s.rowsPerCta = rowsPerCta > 0 ? (int64_t)rowsPerCta
                                   : std::max<int64_t>(1, 128 / s.threadsPerRow);
+    // Where a reduction waits on operands along the row, a row of 64
+    // threads gets a CTA of its own, so that it may be persistent (two rows
+    // per CTA may not). H200, layernorm_modulate_quant_fp8, % of a copy,
+    // two rows per CTA -> one, persistent: D = 1536 72.1 -> 97.0, 2048
+    // 74.6 -> 97.2, 2560 69.5 -> 95.0, 2048 with B = 4 66.9 -> 97.0
+    // (docs/benchmarks.md, "Persistent rows of 64 threads").
+    if (rowsPerCta <= 0 && s.threadsPerRow == 64 && waits) {
+      Schedule one = s;
+      one.rowsPerCta = 1;
+      if (isPersistent(kernel, one))
+        s.rowsPerCta = 1;
+    }
     if (rowsPerThread < 0 || rowsPerThread > 8)
       return kernel.emitOpError("rows-per-thread must be 1 to 8, found ")
              << rowsPerThread;
