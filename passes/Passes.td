@@ -125,8 +125,9 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
     maximum), each one-row-per-CTA schedule that may be is made
     `persistent` (`persistent=auto`): its CTAs walk many rows of a batch
     entry, holding those operands in registers and copying the next row
-    into shared memory meanwhile (docs/Rationale.md, "Persistent CTAs").
-    In other kernels of one 16-bit `[B, S, D]` input and two or more
+    into shared memory meanwhile (docs/Rationale.md, "Persistent CTAs");
+    there a row of 64 threads gets a CTA of its own (not two rows per CTA)
+    where that makes it persistent. In other kernels of one 16-bit `[B, S, D]` input and two or more
     reductions, where measured faster: the 512 x 4 schedule (LayerNorm,
     rmsnorm_quant_fp8 at D = 12289-16384); and where a later reduction
     reads an operand along the row (rmsnorm_quant_fp8's maximum), every
