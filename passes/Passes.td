@@ -127,9 +127,10 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
     entry, holding those operands in registers and copying the next row
     into shared memory meanwhile (docs/Rationale.md, "Persistent CTAs");
     there a row of 64 threads gets a CTA of its own (not two rows per CTA)
-    where that makes it persistent. In other kernels of one 16-bit `[B, S, D]` input and two or more
-    reductions, where measured faster: the 512 x 4 schedule (LayerNorm,
-    rmsnorm_quant_fp8 at D = 12289-16384); and where a later reduction
+    where that makes it persistent. In other kernels of one 16-bit
+    `[B, S, D]` input and two or more reductions, where measured faster:
+    the 512 x 4 schedule (LayerNorm, rmsnorm_quant_fp8 at D =
+    12289-16384); and where a later reduction
     reads an operand along the row (rmsnorm_quant_fp8's maximum), every
     schedule of 256 or 512 threads and four or five chunks. In kernels of
     two 16-bit `[B, S, D]` inputs and two or more reductions whose later one

@@ -1,9 +1,10 @@
 // Persistent schedules: where a reduction waits on an operand along the row
 // that the first reduction does not read (the row maximum of a modulated
 // LayerNorm), each one-row-per-CTA schedule of 64 threads or more is made
-// persistent (and a 64-thread row gets a CTA of its own for it); a kernel whose operands are read only after its last exchange
-// is not, unless `persistent=all`; `persistent=none` makes none, and so does
-// a target without asynchronous copies (`async-copy=false`: sm_75).
+// persistent (and a 64-thread row gets a CTA of its own for it); a kernel
+// whose operands are read only after its last exchange is not, unless
+// `persistent=all`; `persistent=none` makes none, and so does a target
+// without asynchronous copies (`async-copy=false`: sm_75).
 // RUN: nf-opt %s -split-input-file -nf-decompose -nf-select-schedule | FileCheck %s
 // RUN: nf-opt %s -split-input-file -nf-decompose -nf-select-schedule=persistent=all | FileCheck %s --check-prefix=ALL
 // RUN: nf-opt %s -split-input-file -nf-decompose -nf-select-schedule=persistent=none | FileCheck %s --check-prefix=NONE
