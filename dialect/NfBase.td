@@ -166,7 +166,8 @@ def Nf_ScheduleAttr : Nf_Attr<"Schedule", "schedule"> {
     thread copies its chunks of each `[B, S, D]` input there with
     asynchronous copies at the row's start and reads them back in each
     pass, so no row element is live in registers across a reduction.
-    A `persistent` schedule (one register-resident row per CTA, no cluster)
+    A `persistent` schedule (register-resident rows, one per thread and
+    one per CTA where a row takes more than 32 threads, no cluster)
     launches as many CTAs per batch entry as fit on the GPU at once, each
     walking its entry's rows: the operands that do not depend on the row
     (`[D]`, `[B, 1, D]`, `[1]`) are loaded once per CTA and held in

@@ -147,12 +147,14 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "a staged schedule holds one row per CTA in shared "
                           "memory: it needs chunks_per_thread > 0 and "
                           "rows_per_cta = rows_per_thread = 1";
-  if (persistent && (chunksPerThread == 0 || rowsPerCta != 1 ||
-                     rowsPerThread != 1 || clusterSize != 1 || staged))
+  if (persistent &&
+      (chunksPerThread == 0 || (rowsPerCta != 1 && threadsPerRow > 32) ||
+       rowsPerThread != 1 || clusterSize != 1 || staged))
     return emitError() << "a persistent schedule walks one register-resident "
-                          "row per CTA at a time: it needs chunks_per_thread "
-                          "> 0, rows_per_cta = rows_per_thread = "
-                          "cluster_size = 1 and no staged";
+                          "row per row group at a time: it needs "
+                          "chunks_per_thread > 0, rows_per_thread = "
+                          "cluster_size = 1, no staged, and rows_per_cta = 1 "
+                          "for rows of more than 32 threads";
   return success();
 }
 

@@ -178,8 +178,9 @@ private:
   void maybeRematerialize(MutableArrayRef<Chunk> chunks, ArrayRef<Value> needed,
                           unsigned index);
   Value opaque(Value v, Value zero);
-  /// Loads kept across every reduction: those of a tensor a result
-  /// overwrites in place before the row's first exchange (emitRow).
+  /// Values kept across every reduction: the loads of a tensor a result
+  /// overwrites in place before the row's first exchange (emitRow), and a
+  /// persistent CTA's row-invariant values (getRowInvariantValues).
   DenseSet<Value> pinnedLoads;
   unsigned chainIndex = 0;
 

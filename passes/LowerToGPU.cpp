@@ -221,6 +221,12 @@ LogicalResult KernelLowering::emit(StringRef name) {
   Value rowsPerCta = i64c(sched.ctaRows());
   for (unsigned c = 0; c < chains.getChains().size(); ++c) {
     Value ctas = arith::CeilDivUIOp::create(b, loc, chainRows[c], rowsPerCta);
+    // A persistent variant (one chain) is launched with up to B * ceil(S /
+    // rows_per_cta) CTAs (its rows are tokens of one entry), more than
+    // ceil(B * S / rows_per_cta) where S is not a multiple of rows_per_cta.
+    if (persistentRows && sched.rowsPerCta > 1)
+      ctas = mul(div(chainRows[c], chainS[c]),
+                 arith::CeilDivUIOp::create(b, loc, chainS[c], rowsPerCta));
     // Whole clusters per chain, so a cluster's CTAs take the same branch.
     if (sched.clusterSize > 1)
       ctas = mul(ctas, i64c(sched.clusterSize));

@@ -127,7 +127,9 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
     entry, holding those operands in registers and copying the next row
     into shared memory meanwhile (docs/Rationale.md, "Persistent CTAs");
     there a row of 64 threads gets a CTA of its own (not two rows per CTA)
-    where that makes it persistent. In other kernels of one 16-bit
+    where that makes it persistent, and rows of a warp or less keep sharing
+    their CTA of 128 threads, each row group walking its own tokens. In
+    other kernels (rows of 64 threads or more only) of one 16-bit
     `[B, S, D]` input and two or more reductions, where measured faster:
     the 512 x 4 schedule (LayerNorm, rmsnorm_quant_fp8 at D =
     12289-16384); and where a later reduction

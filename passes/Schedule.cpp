@@ -25,11 +25,15 @@ StringRef Schedule::getKindName() const {
     return "streaming";
   if (clusterSize > 1)
     return "cluster";
+  // Before the row's width: the runtime launches a persistent variant by
+  // its kind (fewer CTAs than rows).
+  if (persistent)
+    return "persistent";
   if (threadsPerRow < 32)
     return "multi_row";
   if (threadsPerRow == 32)
     return "warp";
-  return persistent ? "persistent" : "cta";
+  return "cta";
 }
 
 ScheduleAttr Schedule::toAttr(MLIRContext *ctx) const {
@@ -491,7 +495,7 @@ int64_t mlir::nf::getMaxPersistentStageBytes(StringRef chip) {
 bool mlir::nf::mayPersist(KernelOp kernel, const Schedule &s,
                           int64_t maxStageBytes) {
   if (!s.isRegisterResident() || s.clusterSize != 1 || s.staged ||
-      s.rowsPerCta != 1 || s.rowsPerThread != 1 || s.threadsPerRow < 64)
+      s.rowsPerThread != 1 || (s.rowsPerCta != 1 && s.threadsPerRow > 32))
     return false;
   if (ChainAnalysis(kernel).getChains().size() != 1 ||
       containsOp<SelectLoadOp, RopeOp>(kernel) ||
@@ -522,7 +526,7 @@ bool mlir::nf::mayPersist(KernelOp kernel, const Schedule &s,
 int64_t mlir::nf::getPersistentStageBytes(KernelOp kernel, const Schedule &s) {
   Schedule one = s;
   one.staged = true;
-  return 2 * getStagedRowBytes(kernel, one);
+  return 2 * s.rowsPerCta * getStagedRowBytes(kernel, one);
 }
 
 Schedule Schedule::unstaged() const {
@@ -627,7 +631,8 @@ struct NfSelectSchedulePass
         s.threadsPerRow == kMaxRegisterRowThreads && s.chunksPerThread >= 3 &&
         s.chunksPerThread <= 5)
       return true;
-    if (s.chunk != 8 || !oneInputTwoReductions)
+    // (Measured on rows of 64 threads or more only.)
+    if (s.chunk != 8 || !oneInputTwoReductions || s.threadsPerRow < 64)
       return false;
     if (s.threadsPerRow == kMaxRegisterRowThreads && s.chunksPerThread == 4)
       return true;

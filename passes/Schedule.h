@@ -209,9 +209,10 @@ constexpr int64_t kLargePersistentStageBytes = 200 * 1024;
 /// The most bytes a persistent CTA's two slots may take on `chip`.
 int64_t getMaxPersistentStageBytes(StringRef chip);
 
-/// Whether the schedule `s` of `kernel` may be made persistent: one
-/// register-resident row per CTA of 64 threads or more, no cluster, not
-/// staged; a kernel of one chain, without select, rotary embedding, group
+/// Whether the schedule `s` of `kernel` may be made persistent:
+/// register-resident rows, one per thread, one per CTA where a row takes more
+/// than a warp (their exchanges would share the CTA's barriers), no cluster,
+/// not staged; a kernel of one chain, without select, rotary embedding, group
 /// reductions or `[B, F, 1, D]` operands, with at least one operand
 /// broadcast along the row (what a persistent CTA loads once) that take at
 /// most kMaxPersistentOperandRegisters registers per thread (and 64 fewer
@@ -220,7 +221,8 @@ int64_t getMaxPersistentStageBytes(StringRef chip);
 /// staged rows fit in `maxStageBytes`.
 bool mayPersist(KernelOp kernel, const Schedule &s, int64_t maxStageBytes);
 constexpr int64_t kMaxPersistentOperandRegisters = 96;
-/// The bytes of a persistent schedule's two slots: two staged rows.
+/// The bytes of a persistent schedule's slots: two staged rows per row of
+/// the CTA.
 int64_t getPersistentStageBytes(KernelOp kernel, const Schedule &s);
 
 /// The static row length of the kernel, if every chain's D is static and

@@ -486,10 +486,17 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
   plan.vectorized = vectorized;
   plan.grid = totalCtas;
   plan.batches = plan.rowsPerBatch = 0;
+  plan.ctasPerBatch = 0;
   if (launched.schedule == "persistent" && kernel.numChains == 1 &&
       sizes.s[0] > 0) {
     plan.rowsPerBatch = sizes.s[0];
     plan.batches = rows[0] / sizes.s[0];
+    // A CTA's rows are consecutive tokens of one entry: B * ceil(S / R)
+    // CTAs cover every row (B * S / R, rounded up, may not be a multiple
+    // of B).
+    plan.ctasPerBatch =
+        (plan.rowsPerBatch + launched.rowsPerCta - 1) / launched.rowsPerCta;
+    plan.grid = (unsigned)(plan.batches * plan.ctasPerBatch);
   }
   plan.block = launched.blockSize;
   plan.rowLength = sizes.d;
@@ -700,7 +707,7 @@ Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
     // B = 8: ceil(132 / 8) = 17 per entry, 136 CTAs, 38.2% of a copy; 16
     // per entry, 68.2).
     int64_t perBatch = fn.residentCtas / plan.batches;
-    perBatch = std::min(std::max<int64_t>(perBatch, 1), plan.rowsPerBatch);
+    perBatch = std::min(std::max<int64_t>(perBatch, 1), plan.ctasPerBatch);
     grid = (unsigned)(plan.batches * perBatch);
   }
   // The functions belong to the context the module was loaded in; a caller

@@ -69,10 +69,11 @@ struct LaunchPlan {
   bool vectorized = false;
   unsigned grid = 0; ///< 0: nothing to do (no rows)
   /// A persistent variant (schedule "persistent"): the batch entries B and
-  /// tokens S of its rows. Its CTAs walk the rows of one batch entry, so it
-  /// may be launched with B * P CTAs for any 1 <= P <= S (`grid` is B * S);
-  /// the launch picks P from the CTAs resident at once. 0 otherwise.
-  int64_t batches = 0, rowsPerBatch = 0;
+  /// tokens S of its rows, and ceil(S / rows_per_cta). Its CTAs walk the
+  /// rows of one batch entry, so it may be launched with B * P CTAs for any
+  /// 1 <= P <= ceil(S / rows_per_cta) (`grid` is the largest); the launch
+  /// picks P from the CTAs resident at once. 0 otherwise.
+  int64_t batches = 0, rowsPerBatch = 0, ctasPerBatch = 0;
   unsigned block = 0;
   int64_t rowLength = 0;
   int numParams = 0;

@@ -76,12 +76,17 @@ module attributes {s = #nf.schedule<threads_per_row = 128, rows_per_cta = 2, chu
 
 // -----
 
-// expected-error@+1 {{a persistent schedule walks one register-resident row per CTA at a time: it needs chunks_per_thread > 0, rows_per_cta = rows_per_thread = cluster_size = 1 and no staged}}
+// expected-error@+1 {{a persistent schedule walks one register-resident row per row group at a time: it needs chunks_per_thread > 0, rows_per_thread = cluster_size = 1, no staged, and rows_per_cta = 1 for rows of more than 32 threads}}
 module attributes {s = #nf.schedule<threads_per_row = 128, rows_per_cta = 2, chunk = 8, chunks_per_thread = 4, persistent = true>} {}
 
 // -----
 
-// expected-error@+1 {{a persistent schedule walks one register-resident row per CTA at a time}}
+// expected-error@+1 {{a persistent schedule walks one register-resident row per row group at a time}}
+module attributes {s = #nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 4, rows_per_thread = 2, persistent = true>} {}
+
+// -----
+
+// expected-error@+1 {{a persistent schedule walks one register-resident row per row group at a time}}
 module attributes {s = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0, persistent = true>} {}
 
 // -----

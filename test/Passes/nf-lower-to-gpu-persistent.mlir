@@ -93,6 +93,50 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xf32>) -> tensor<?x?x?xbf16>
 
 // -----
 
+// Rows of 32 threads, four per CTA: the CTA walks four consecutive tokens
+// at a time, each row group its own with two slots of its own (2 x 4 rows x
+// 32 threads x 2 chunks x 16 bytes). The rows run the same iterations (the
+// loop's bound is S, or 0 for CTAs past B * P, which a grid of one CTA per
+// four rows may have). The modulation's `1 + scale` is computed once,
+// before the row loop, from the scale held in registers; the shift is added
+// in the loop.
+// The chain's CTAs are B * ceil(S / 4), as the runtime launches at most.
+// CHECK-LABEL: gpu.func @mod_v0_persistent32x2(
+// CHECK-SAME: nf.dynamic_shared_bytes = 8192 : i64
+// CHECK: arith.ceildivui %arg6, %c4_i64 : i64
+// CHECK: %[[END:.*]] = arith.select %{{.*}}, %arg6, %{{.*}} : i64
+// CHECK: %[[SC0:.*]] = llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xf32>
+// CHECK: %[[SC1:.*]] = llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xf32>
+// CHECK: %[[SH0:.*]] = llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xf32>
+// CHECK: arith.addf %[[SC0]], %{{.*}} : vector<8xf32>
+// CHECK: arith.addf %[[SC1]], %{{.*}} : vector<8xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[END]] step
+// CHECK-NOT: arith.addf %[[SC0]]
+// CHECK: arith.addf %{{.*}}, %[[SH0]] : vector<8xf32>
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.yield
+nf.kernel @mod(%x: tensor<?x?x?xbf16>, %scale: tensor<?x1x?xf32>,
+    %shift: tensor<?x1x?xf32>) -> (tensor<?x?x?xf8E4M3FN>, tensor<?x?xf32>)
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 2, persistent = true>]} {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %sc = nf.load %scale [B, 1, D] : tensor<?x1x?xf32>
+  %sh = nf.load %shift [B, 1, D] : tensor<?x1x?xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %m = nf.reduce mean %xf : !nf.row<f32>
+  %c = nf.sub %xf, %m : !nf.row<f32>, f32
+  %one = nf.constant 1.0 : f32
+  %sc1 = nf.add %sc, %one : !nf.row<f32>, f32
+  %y = nf.mul %c, %sc1 : !nf.row<f32>, !nf.row<f32>
+  %z = nf.add %y, %sh : !nf.row<f32>, !nf.row<f32>
+  %a = nf.abs %z : !nf.row<f32>
+  %amax = nf.reduce max %a : !nf.row<f32>
+  %q = nf.div %z, %amax : !nf.row<f32>, f32
+  %q8 = nf.cast %q : !nf.row<f32> to !nf.row<f8E4M3FN>
+  nf.return %q8, %amax : !nf.row<f8E4M3FN>, f32
+}
+
+// -----
+
 // A kernel that cannot walk rows persistently (no operand along the row).
 // expected-error@+1 {{has a persistent schedule, which needs a kernel of one chain without select, rotary embedding, group reductions or [B, F, 1, D] operands, with an operand broadcast along the row, whose two staged rows fit in 200 KB of shared memory}}
 nf.kernel @plain(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>

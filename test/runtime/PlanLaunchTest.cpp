@@ -1597,6 +1597,7 @@ TEST(PersistentTest, PersistentVariantsCarryTheirBatches) {
   EXPECT_EQ(plan.grid, 21u);
   EXPECT_EQ(plan.batches, 3);
   EXPECT_EQ(plan.rowsPerBatch, 7);
+  EXPECT_EQ(plan.ctasPerBatch, 7);
   // Misaligned: the general variant, one row per CTA, no batches.
   launch.args[0].tensor.data += 2;
   status = launch.plan(kernel, plan);
@@ -1606,4 +1607,33 @@ TEST(PersistentTest, PersistentVariantsCarryTheirBatches) {
   EXPECT_FALSE(g.vectorized);
   EXPECT_EQ(plan.grid, 21u);
   EXPECT_EQ(plan.batches, 0);
+}
+
+TEST(PersistentTest, SeveralRowsPerPersistentCta) {
+  // layernorm_modulate_quant_fp8 at D = 1024: rows of 32 threads, four per
+  // persistent CTA, each CTA's rows consecutive tokens of one entry. The
+  // grid is B * ceil(S / 4), the most CTAs per entry that have rows, and a
+  // multiple of B (B * S / 4 rounded up, 4 here, is not).
+  Artifact artifact = loadArtifact("lmq_d1024");
+  ASSERT_EQ(artifact.kernels.size(), 1u);
+  const KernelInfo &kernel = artifact.kernels[0];
+  FakeMemory mem;
+  Launch launch;
+  launch.args = {tensorValue(mem.tensor(BF16, {3, 5, 1024})),
+                 tensorValue(mem.tensor(F32, {3, 1, 1024})),
+                 tensorValue(mem.tensor(F32, {3, 1, 1024}))};
+  launch.results = {mem.tensor(F8E4M3FN, {3, 5, 1024}),
+                    mem.tensor(F32, {3, 5})};
+  LaunchPlan plan;
+  Status status = launch.plan(kernel, plan);
+  ASSERT_TRUE(status.ok()) << status.message();
+  const VariantInfo &v = launchedVariant(kernel, plan);
+  EXPECT_EQ(v.schedule, "persistent");
+  EXPECT_TRUE(v.vectorized);
+  EXPECT_EQ(v.threadsPerRow, 32);
+  EXPECT_EQ(v.rowsPerCta, 4);
+  EXPECT_EQ(plan.batches, 3);
+  EXPECT_EQ(plan.rowsPerBatch, 5);
+  EXPECT_EQ(plan.ctasPerBatch, 2);
+  EXPECT_EQ(plan.grid, 6u);
 }

@@ -131,7 +131,7 @@ static cl::opt<bool>
               cl::cat(category));
 static cl::opt<std::string> persistent(
     "persistent",
-    cl::desc("Which one-row-per-CTA schedules are persistent, their CTAs "
+    cl::desc("Which register-resident schedules are persistent, their CTAs "
              "walking many rows of a batch entry, holding the operands that "
              "do not depend on the row in registers and copying the next "
              "row into shared memory meanwhile: auto (the default: kernels "
