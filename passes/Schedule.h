@@ -215,12 +215,15 @@ int64_t getMaxPersistentStageBytes(StringRef chip);
 /// not staged; a kernel of one chain, without select, rotary embedding, group
 /// reductions or `[B, F, 1, D]` operands, with at least one operand
 /// broadcast along the row (what a persistent CTA loads once) that take at
-/// most kMaxPersistentOperandRegisters registers per thread (and 64 fewer
-/// than a thread of the CTA may have: 64 of 128 at 512 threads), whose
+/// most kMaxPersistentOperandRegisters registers per thread
+/// (kMaxWarpRowPersistentOperandRegisters for rows of a warp or less; and 64
+/// fewer than a thread of the CTA may have: 64 of 128 at 512 threads), whose
 /// `[B, S, D]` inputs take whole 16-byte copies per chunk and whose two
 /// staged rows fit in `maxStageBytes`.
 bool mayPersist(KernelOp kernel, const Schedule &s, int64_t maxStageBytes);
 constexpr int64_t kMaxPersistentOperandRegisters = 96;
+/// The same for rows of 32 threads or fewer (no CTA exchange).
+constexpr int64_t kMaxWarpRowPersistentOperandRegisters = 128;
 /// The bytes of a persistent schedule's slots: two staged rows per row of
 /// the CTA.
 int64_t getPersistentStageBytes(KernelOp kernel, const Schedule &s);
