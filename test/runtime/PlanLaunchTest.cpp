@@ -1570,6 +1570,17 @@ TEST_F(QuantizedTest, PerRowResultOverlaps) {
   EXPECT_TRUE(status.ok()) << status.message();
 }
 
+/// A launch of layernorm_modulate_quant_fp8 (x [B, S, D] bf16; scale,
+/// shift [B, 1, D] f32; q [B, S, D] fp8, s [B, S] f32) on fake memory.
+Launch lmqLaunch(FakeMemory &mem, int64_t b, int64_t s, int64_t d) {
+  Launch launch;
+  launch.args = {tensorValue(mem.tensor(BF16, {b, s, d})),
+                 tensorValue(mem.tensor(F32, {b, 1, d})),
+                 tensorValue(mem.tensor(F32, {b, 1, d}))};
+  launch.results = {mem.tensor(F8E4M3FN, {b, s, d}), mem.tensor(F32, {b, s})};
+  return launch;
+}
+
 } // namespace
 
 TEST(PersistentTest, PersistentVariantsCarryTheirBatches) {
@@ -1581,12 +1592,7 @@ TEST(PersistentTest, PersistentVariantsCarryTheirBatches) {
   ASSERT_EQ(artifact.kernels.size(), 1u);
   const KernelInfo &kernel = artifact.kernels[0];
   FakeMemory mem;
-  Launch launch;
-  launch.args = {tensorValue(mem.tensor(BF16, {3, 7, 4096})),
-                 tensorValue(mem.tensor(F32, {3, 1, 4096})),
-                 tensorValue(mem.tensor(F32, {3, 1, 4096}))};
-  launch.results = {mem.tensor(F8E4M3FN, {3, 7, 4096}),
-                    mem.tensor(F32, {3, 7})};
+  Launch launch = lmqLaunch(mem, 3, 7, 4096);
   LaunchPlan plan;
   Status status = launch.plan(kernel, plan);
   ASSERT_TRUE(status.ok()) << status.message();
@@ -1618,12 +1624,7 @@ TEST(PersistentTest, SeveralRowsPerPersistentCta) {
   ASSERT_EQ(artifact.kernels.size(), 1u);
   const KernelInfo &kernel = artifact.kernels[0];
   FakeMemory mem;
-  Launch launch;
-  launch.args = {tensorValue(mem.tensor(BF16, {3, 5, 1024})),
-                 tensorValue(mem.tensor(F32, {3, 1, 1024})),
-                 tensorValue(mem.tensor(F32, {3, 1, 1024}))};
-  launch.results = {mem.tensor(F8E4M3FN, {3, 5, 1024}),
-                    mem.tensor(F32, {3, 5})};
+  Launch launch = lmqLaunch(mem, 3, 5, 1024);
   LaunchPlan plan;
   Status status = launch.plan(kernel, plan);
   ASSERT_TRUE(status.ok()) << status.message();
