@@ -76,7 +76,10 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
       per two bytes of `[B, S, D]` traffic per element: quantizing kernels,
       LayerNorm, softmax; else 4; 5 for every kernel at 512 threads, before
       a row goes to a cluster), and at least the
-      `G / chunk` lanes a group reduction of G elements spans. A row of two
+      `G / chunk` lanes a group reduction of G elements spans; at least 16
+      threads (or one per chunk), but 4 for 16-bit rows of at most 24
+      chunks of a kernel of one `[B, S, D]` input and two or more
+      reductions (no rotary embedding). A row of two
       or more reductions that 512 threads cannot hold, but 1024 threads hold
       in at most 16 elements each (f32 rows of 8193 to 16384), gets 1024
       threads; so does a row of one reduction over one `[B, S, D]` input
@@ -128,7 +131,9 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
     into shared memory meanwhile (docs/Rationale.md, "Persistent CTAs");
     there a row of 64 threads gets a CTA of its own (not two rows per CTA)
     where that makes it persistent, and rows of a warp or less keep sharing
-    their CTA of 128 threads, each row group walking its own tokens. In
+    their CTA of 128 threads, each row group walking its own tokens; a row
+    of 16 threads or fewer takes the fewest threads (at least 4) that hold
+    it in at most `max-chunks` chunks while it stays persistent. In
     other kernels (rows of 64 threads or more only) of one 16-bit
     `[B, S, D]` input and two or more reductions, where measured faster:
     the 512 x 4 schedule (LayerNorm, rmsnorm_quant_fp8 at D =

@@ -543,6 +543,28 @@ Schedule Schedule::unstaged() const {
     s.chunksPerThread =
         llvm::divideCeil(chunksPerThread * threadsPerRow, s.threadsPerRow);
   }
+  // A row of several chunks per thread in fewer than 16 threads (the short
+  // rows of NfSelectSchedule's fewestPersistentThreads and shortRowThreads,
+  // or a forced thread count) is held in up to 16 threads of the same
+  // capacity: where the capacity allows, the schedule the general rule
+  // gave before those rules (two rows per thread where that is one chunk),
+  // so that its twins (the same threads and capacity in narrower chunks)
+  // and its peeled and general variants are the functions measured before.
+  // Twins in 4 threads lost, H200, D = 100, 16 x 2 -> 4 x 8 chunks of 4:
+  // seed #3 70.3 -> 46.7% of a copy, LayerNorm 76.8 -> 60.3, softmax 76.4
+  // -> 68.4 (rmsnorm_quant_fp8 58.3 -> 63.7, layernorm_modulate_quant_fp8
+  // 46.0 -> 60.3).
+  if (clusterSize == 1 && threadsPerRow < 16 && chunksPerThread > 1 &&
+      rowsPerCta > 1) {
+    int64_t row = threadsPerRow * chunksPerThread;
+    int64_t threads = threadsPerRow;
+    while (threads < 16 && row % (2 * threads) == 0)
+      threads *= 2;
+    s.threadsPerRow = threads;
+    s.chunksPerThread = row / threads;
+    s.rowsPerCta = 128 / threads;
+    s.rowsPerThread = s.chunksPerThread == 1 ? 2 : 1;
+  }
   return s;
 }
 
@@ -720,6 +742,62 @@ struct NfSelectSchedulePass
     return maxChunks > 0 ? (int64_t)maxChunks : kDefaultMaxChunks;
   }
 
+  /// The fewest threads a row of `vectors` chunks starts from: 16, but 4
+  /// for 16-bit rows of at most 24 chunks (D <= 192) of a kernel of one
+  /// [B, S, D] input and two or more reductions, whose per-row exchanges
+  /// then cover two to four chunks per thread in two or three shuffle
+  /// steps. H200, % of a copy, from 16 -> from 4, D = 64 / 128 / 192:
+  /// rmsnorm_quant_fp8 79.1 / 77.4 / 76.9 -> 96.4 / 98.3 / 99.8, LayerNorm
+  /// 95.7 / 90.0 / 87.3 -> 99.4 / 96.5 / 96.7, softmax 94.4 / 93.6 / 92.6
+  /// -> 101.1 / 98.9 / 98.8. Not at 256 (LayerNorm -2.3, softmax -2.1),
+  /// nor for kernels of two inputs (fused add + RMSNorm at 128: 99.0 ->
+  /// 36.4) or one reduction (RMSNorm at 128: -3.6), nor rotary ones (their
+  /// partner chunks); docs/benchmarks.md, "Fewer threads for short
+  /// persistent rows" and "Short rows of one input from 4 threads".
+  int64_t shortRowThreads(KernelOp kernel, const Schedule &s,
+                          int64_t vectors) const {
+    return oneInputTwoReductions && s.chunk == 8 && vectors <= 24 &&
+                   !containsOp<RopeOp>(kernel)
+               ? 4
+               : 16;
+  }
+
+  /// Where a reduction waits on operands along the row, a row of 16
+  /// threads or fewer is held by the fewest threads (at least
+  /// kMinPersistentRowThreads) that keep it in at most `rowChunks` chunks
+  /// each while it stays persistent (the CTA keeps its 128 threads, so it
+  /// walks more rows per step). Each row then pays its exchanges and its
+  /// per-row scalars over more elements per thread, in fewer shuffle
+  /// steps. H200, % of a copy, HEAD's family -> this rule's:
+  /// layernorm_modulate_quant_fp8 D = 96 48.1 -> 96.1 (4 x 3), 128 62.1
+  /// -> 91.5 (4 x 4), 160 57.0 -> 93.0 (4 x 5), 192 67.4 -> 96.1 (8 x 3),
+  /// 256 87.0 -> 97.8 (8 x 4), 320 83.5 -> 98.0 (8 x 5); seed #3 128 85.2
+  /// -> 89.3-92.1, 192 88.1 -> 91.0, 256 89.5 -> 88.3
+  /// (docs/benchmarks.md, "Fewer threads for short persistent rows").
+  /// Rows of one or two threads lost: layernorm_modulate_quant_fp8 at
+  /// D = 16 / 32 (1 x 2, 1 x 4) 71.2 / 67.3 -> 61.6 / 50.3, seed #3 at 64
+  /// (2 x 4) 85.8 -> 75.0 (each thread's copies and stores then stride
+  /// whole rows apart).
+  static constexpr int64_t kMinPersistentRowThreads = 4;
+
+  Schedule fewestPersistentThreads(KernelOp kernel, Schedule s, int64_t d,
+                                   int64_t rowChunks) const {
+    if (s.clusterSize != 1 || s.staged || s.threadsPerRow > 16)
+      return s;
+    int64_t vectors = llvm::divideCeil(d, s.chunk);
+    while (s.threadsPerRow > kMinPersistentRowThreads) {
+      Schedule fewer = s;
+      fewer.threadsPerRow = s.threadsPerRow / 2;
+      fewer.chunksPerThread = llvm::divideCeil(vectors, fewer.threadsPerRow);
+      fewer.rowsPerThread = 1;
+      fewer.rowsPerCta = 128 / fewer.threadsPerRow;
+      if (fewer.chunksPerThread > rowChunks || !isPersistent(kernel, fewer))
+        break;
+      s = fewer;
+    }
+    return s;
+  }
+
   /// The schedule for rows of `d` elements (std::nullopt: any D).
   FailureOr<Schedule> select(KernelOp kernel, std::optional<int64_t> d) {
     int64_t rowChunks = rowMaxChunks(kernel);
@@ -737,8 +815,11 @@ struct NfSelectSchedulePass
         // the row lives in registers and a reduction needs few shuffles.
         // At least 16 threads (or one per chunk): short rows such as a
         // 128-wide attention head then take one chunk per thread and
-        // several rows share a warp.
-        s.threadsPerRow = std::min<int64_t>(16, llvm::PowerOf2Ceil(vectors));
+        // several rows share a warp. At least 4 for the short 16-bit rows
+        // of a kernel of one [B, S, D] input and two or more reductions
+        // (shortRowThreads).
+        s.threadsPerRow = std::min<int64_t>(shortRowThreads(kernel, s, vectors),
+                                            llvm::PowerOf2Ceil(vectors));
         while (s.threadsPerRow < kMaxRegisterRowThreads &&
                (int64_t)llvm::divideCeil(vectors, s.threadsPerRow) > rowChunks)
           s.threadsPerRow *= 2;
@@ -984,6 +1065,8 @@ struct NfSelectSchedulePass
       if (isPersistent(kernel, one))
         s.rowsPerCta = 1;
     }
+    if (!streaming && !forced() && maxChunks == 0 && waits)
+      s = fewestPersistentThreads(kernel, s, *d, rowChunks);
     if (rowsPerThread < 0 || rowsPerThread > 8)
       return kernel.emitOpError("rows-per-thread must be 1 to 8, found ")
              << rowsPerThread;

@@ -147,6 +147,75 @@ nf.kernel @lmq_1024(%x: tensor<?x?x1024xbf16>, %scale: tensor<?x1x1024xf32>,
 
 // -----
 
+// Rows of 16 threads or fewer take the fewest threads (at least 4) that
+// hold them in at most five chunks while persistent, their CTA of 128
+// threads walking more rows (H200, % of a copy: D = 128 16 x 1, two rows
+// per thread -> 4 x 4 persistent 62.1 -> 91.5; 256 16 x 2 -> 8 x 4, both
+// persistent, 87.0 -> 97.8). Not persistent, D = 256 keeps 16 threads (D =
+// 128 starts at 4 as every short row of one input and two reductions does,
+// nf-select-schedule.mlir); a row of one chunk per 4 threads keeps its two
+// rows per thread.
+// CHECK-LABEL: nf.kernel @lmq_128
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 4, rows_per_cta = 32, chunk = 8, chunks_per_thread = 4, persistent = true>]}
+// NONE-LABEL: nf.kernel @lmq_128
+// NONE-SAME: nf.schedules = [#nf.schedule<threads_per_row = 4, rows_per_cta = 32, chunk = 8, chunks_per_thread = 4>]}
+nf.kernel @lmq_128(%x: tensor<?x?x128xbf16>, %scale: tensor<?x1x128xf32>,
+    %shift: tensor<?x1x128xf32>) -> tensor<?x?x128xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x128xbf16>
+  %sc = nf.load %scale [B, 1, D] : tensor<?x1x128xf32>
+  %sh = nf.load %shift [B, 1, D] : tensor<?x1x128xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %n = nf.layer_norm %xf eps 1.0e-6 : !nf.row<f32>
+  %y = nf.modulate %n, %sc, %sh : !nf.row<f32>
+  %a = nf.abs %y : !nf.row<f32>
+  %amax = nf.reduce max %a : !nf.row<f32>
+  %q = nf.div %y, %amax : !nf.row<f32>, f32
+  %yb = nf.cast %q : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// CHECK-LABEL: nf.kernel @lmq_256
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 8, rows_per_cta = 16, chunk = 8, chunks_per_thread = 4, persistent = true>]}
+// NONE-LABEL: nf.kernel @lmq_256
+// NONE-SAME: nf.schedules = [#nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 2>]}
+nf.kernel @lmq_256(%x: tensor<?x?x256xbf16>, %scale: tensor<?x1x256xf32>,
+    %shift: tensor<?x1x256xf32>) -> tensor<?x?x256xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x256xbf16>
+  %sc = nf.load %scale [B, 1, D] : tensor<?x1x256xf32>
+  %sh = nf.load %shift [B, 1, D] : tensor<?x1x256xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %n = nf.layer_norm %xf eps 1.0e-6 : !nf.row<f32>
+  %y = nf.modulate %n, %sc, %sh : !nf.row<f32>
+  %a = nf.abs %y : !nf.row<f32>
+  %amax = nf.reduce max %a : !nf.row<f32>
+  %q = nf.div %y, %amax : !nf.row<f32>, f32
+  %yb = nf.cast %q : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// CHECK-LABEL: nf.kernel @lmq_32
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 4, rows_per_cta = 32, chunk = 8, chunks_per_thread = 1, rows_per_thread = 2>]}
+nf.kernel @lmq_32(%x: tensor<?x?x32xbf16>, %scale: tensor<?x1x32xf32>,
+    %shift: tensor<?x1x32xf32>) -> tensor<?x?x32xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x32xbf16>
+  %sc = nf.load %scale [B, 1, D] : tensor<?x1x32xf32>
+  %sh = nf.load %shift [B, 1, D] : tensor<?x1x32xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %n = nf.layer_norm %xf eps 1.0e-6 : !nf.row<f32>
+  %y = nf.modulate %n, %sc, %sh : !nf.row<f32>
+  %a = nf.abs %y : !nf.row<f32>
+  %amax = nf.reduce max %a : !nf.row<f32>
+  %q = nf.div %y, %amax : !nf.row<f32>, f32
+  %yb = nf.cast %q : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
 // RMSNorm then per-token FP8 at D = 1280 (32 threads x 5 chunks): the
 // rules measured on rows of 64 threads or more (here: five chunks, a later
 // reduction reading the weight) do not make a warp's row persistent.
