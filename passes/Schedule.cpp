@@ -768,7 +768,7 @@ struct NfSelectSchedulePass
   /// each while it stays persistent (the CTA keeps its 128 threads, so it
   /// walks more rows per step). Each row then pays its exchanges and its
   /// per-row scalars over more elements per thread, in fewer shuffle
-  /// steps. H200, % of a copy, HEAD's family -> this rule's:
+  /// steps. H200, % of a copy, from 16 threads -> by this rule:
   /// layernorm_modulate_quant_fp8 D = 96 48.1 -> 96.1 (4 x 3), 128 62.1
   /// -> 91.5 (4 x 4), 160 57.0 -> 93.0 (4 x 5), 192 67.4 -> 96.1 (8 x 3),
   /// 256 87.0 -> 97.8 (8 x 4), 320 83.5 -> 98.0 (8 x 5); seed #3 128 85.2

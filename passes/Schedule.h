@@ -83,13 +83,13 @@ struct Schedule {
   }
 
   /// The schedule that holds the rows of this one in registers, never
-  /// persistent, up to its capacity: itself unless staged or a row of
-  /// several chunks per thread in fewer than 16 threads; a staged one-CTA
-  /// row's in 512 threads, as chosen before staging, and such a short row's
-  /// in up to 16 (its
-  /// twin, peeled and general variants: the lowering stages only whole
-  /// 16-byte chunks of rows that start aligned). A staged cluster schedule's
-  /// general variant streams (MaterializeVariants).
+  /// persistent, up to its capacity (for its twin, peeled and general
+  /// variants): itself unless staged or a row of several chunks per thread
+  /// in fewer than 16 threads; a staged one-CTA row's in 512 threads, as
+  /// chosen before staging (the lowering stages only whole 16-byte chunks
+  /// of rows that start aligned), and such a short row's in up to 16 of the
+  /// same capacity. A staged cluster schedule's general variant streams
+  /// (MaterializeVariants).
   Schedule unstaged() const;
 
   ScheduleAttr toAttr(MLIRContext *ctx) const;

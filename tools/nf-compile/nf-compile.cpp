@@ -112,7 +112,10 @@ static cl::opt<int64_t>
     threadsPerRow("threads-per-row",
                   cl::desc("Force threads per row (power of two; any "
                            "forced schedule option gives a dynamic D one "
-                           "schedule instead of the family)"),
+                           "schedule instead of the family; below 16 "
+                           "threads with several chunks each, the "
+                           "schedule's twin, peeled and general variants "
+                           "take up to 16 threads of the same capacity)"),
                   cl::init(0), cl::cat(category));
 static cl::opt<int64_t> rowsPerCta("rows-per-cta",
                                    cl::desc("Force rows per CTA"), cl::init(0),
