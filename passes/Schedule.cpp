@@ -534,6 +534,10 @@ int64_t mlir::nf::getPersistentStageBytes(KernelOp kernel, const Schedule &s) {
   return 2 * s.rowsPerCta * getStagedRowBytes(kernel, one);
 }
 
+/// The block of rows shorter than 128 threads: several rows per CTA
+/// (NfSelectSchedule's `select`, "Blocks of 128 threads").
+static constexpr int64_t kRowGroupBlockSize = 128;
+
 Schedule Schedule::unstaged() const {
   Schedule s = *this;
   s.staged = false;
@@ -562,7 +566,7 @@ Schedule Schedule::unstaged() const {
       threads *= 2;
     s.threadsPerRow = threads;
     s.chunksPerThread = row / threads;
-    s.rowsPerCta = 128 / threads;
+    s.rowsPerCta = kRowGroupBlockSize / threads;
     s.rowsPerThread = s.chunksPerThread == 1 ? 2 : 1;
   }
   return s;
@@ -790,7 +794,7 @@ struct NfSelectSchedulePass
       fewer.threadsPerRow = s.threadsPerRow / 2;
       fewer.chunksPerThread = llvm::divideCeil(vectors, fewer.threadsPerRow);
       fewer.rowsPerThread = 1;
-      fewer.rowsPerCta = 128 / fewer.threadsPerRow;
+      fewer.rowsPerCta = kRowGroupBlockSize / fewer.threadsPerRow;
       if (fewer.chunksPerThread > rowChunks || !isPersistent(kernel, fewer))
         break;
       s = fewer;
@@ -1051,8 +1055,10 @@ struct NfSelectSchedulePass
     // Blocks of 128 threads: on an H100 this beat 256 for D = 3072 rows
     // (92.7% against 88.5% of the copy floor, docs/Results.md), more
     // resident CTAs hiding more of each row's reduction latency.
-    s.rowsPerCta = rowsPerCta > 0 ? (int64_t)rowsPerCta
-                                  : std::max<int64_t>(1, 128 / s.threadsPerRow);
+    s.rowsPerCta =
+        rowsPerCta > 0
+            ? (int64_t)rowsPerCta
+            : std::max<int64_t>(1, kRowGroupBlockSize / s.threadsPerRow);
     // Where a reduction waits on operands along the row, a row of 64
     // threads gets a CTA of its own, so that it may be persistent (two rows
     // per CTA may not). H200, layernorm_modulate_quant_fp8, % of a copy,
