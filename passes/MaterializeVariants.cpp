@@ -167,6 +167,18 @@ struct NfMaterializeVariantsPass
         Schedule twin = held;
         twin.chunk = narrow;
         twin.chunksPerThread *= s.chunk / narrow;
+        // Fused add + RMSNorm's rows that getWarpRowMaxChunks takes from a
+        // warp to 64 threads keep their 8-byte twin in the warp, at the
+        // same capacity: in 64 threads it lost 16 to 18 points of a copy
+        // on the H200 (D = 700-1020, docs/benchmarks.md "Rows of two
+        // inputs in 64 threads"), where the other kernels' twins gained.
+        if (narrow == 4 && held.threadsPerRow == 64 && held.rowsPerCta == 2 &&
+            held.chunksPerThread == 2 &&
+            getWarpRowMaxChunks(kernel, s.chunk) == 2) {
+          twin.threadsPerRow = 32;
+          twin.rowsPerCta = 4;
+          twin.chunksPerThread *= 2;
+        }
         if (groupsFit(twin))
           vectorized.push_back({twin, true, std::min(guard(twin), guard(s))});
       }

@@ -94,6 +94,10 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
       Under 32 threads
       several rows share a warp (`multi_row`); 32 is one warp per row
       (`warp`); more is one CTA per row with a shared-memory step (`cta`).
+      In a kernel of two 16-bit `[B, S, D]` inputs a warp holds at most 3
+      chunks per lane (2 where the kernel writes a `[B, S, D]` result in
+      place and has one reduction: fused add + RMSNorm); longer rows take
+      64 threads (docs/Rationale.md, "Rows of two inputs in 64 threads").
     - dynamic D: a *family*, the schedule a static D would get for every
       distinct choice over the row lengths that registers hold (each
       serves rows up to its capacity), smallest first, then a `streaming`

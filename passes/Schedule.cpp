@@ -254,6 +254,36 @@ static int64_t countRowInputs(KernelOp kernel) {
   return most;
 }
 
+/// The most 16-byte chunks per lane of a row that one warp holds in a
+/// kernel of two [B, S, D] inputs; a longer row takes a CTA of 64 threads
+/// (two rows per CTA), which holds it in at most 2 chunks each: rows of
+/// 513 to 1024 16-bit elements where the kernel also writes a [B, S, D]
+/// result in place and has one reduction (fused add + RMSNorm), of 769
+/// to 1024 otherwise. H200, % of a copy, warp -> 64 threads, the families
+/// of the examples: fused add + RMSNorm at D = 520-760 55.4-85.4 -> 95.6-
+/// 97.3 where rows are not a multiple of 128 bytes (640 / 768 98.2 / 98.0
+/// -> 99.3 / 99.2), 800 / 1000 / 1024 92.6 / 92.4 / 97.4 -> 97.7 / 96.5 /
+/// 98.8; fused_add_rmsnorm_quant_i8 800 / 1000 66.9 / 72.7 -> 95.4 /
+/// 95.6; seeds #1, #2 and scale_residual_rmsnorm_scale_shift at 800-1024
+/// +0.5 to +8.5. Not for 3-chunk rows of the others (`--dim` builds: seed
+/// #2 -5 to -8, the int8 kernel -1 to -12, seed #1 at 520-680 -1 to -11),
+/// nor for three inputs (select01_residual_layernorm_modulate at 800 / 900
+/// -3.5 / -3.8) or one (LayerNorm -2 to -9, RMSNorm at 800 -2.7). Fused
+/// add + RMSNorm's 8-byte twins (rows of 4 (mod 8) elements) lost in 64
+/// threads (D = 700-1020 80.5-88.8 -> 64.0-71.9) and stay in the warp
+/// (-nf-materialize-variants; 86.9-92.1). docs/benchmarks.md, "Rows of two
+/// inputs in 64 threads". Why warp rows of two inputs lose where rows are
+/// not a multiple of 128 bytes is not known.
+std::optional<int64_t> mlir::nf::getWarpRowMaxChunks(KernelOp kernel,
+                                                     int64_t chunk) {
+  if (chunk != 8 || countRowInputs(kernel) != 2)
+    return std::nullopt;
+  bool inPlace = false;
+  for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
+    inPlace |= kernel.getInPlaceArgument(r).has_value();
+  return inPlace && countRowReductions(kernel) == 1 ? 2 : 3;
+}
+
 /// Whether a reduction after the first reads an operand broadcast over rows
 /// (a weight, a [B, 1, D] modulation) through f32 values: rmsnorm_quant_fp8's
 /// max of |x * rstd * w|. What such a reduction computes is held in f32
@@ -827,6 +857,11 @@ struct NfSelectSchedulePass
         while (s.threadsPerRow < kMaxRegisterRowThreads &&
                (int64_t)llvm::divideCeil(vectors, s.threadsPerRow) > rowChunks)
           s.threadsPerRow *= 2;
+        std::optional<int64_t> warpChunks =
+            getWarpRowMaxChunks(kernel, s.chunk);
+        if (s.threadsPerRow == 32 && warpChunks && maxChunks == 0 &&
+            (int64_t)llvm::divideCeil(vectors, 32) > *warpChunks)
+          s.threadsPerRow = 64;
       }
       // A group of G elements is reduced across the G / chunk lanes that
       // hold it, which must be threads of the row.

@@ -22,6 +22,8 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
+
 namespace mlir::nf {
 
 struct Chain;
@@ -124,6 +126,12 @@ int64_t getGroupLanes(KernelOp kernel, int64_t chunk);
 /// The most reductions over the whole row (not group reductions) one chain
 /// of `kernel` has.
 int64_t countRowReductions(KernelOp kernel);
+
+/// The most 16-byte chunks per lane of a row that one warp holds in
+/// `kernel` (`chunk` elements per chunk), where a rule bounds it below the
+/// general one: 2 or 3 in a kernel of two 16-bit [B, S, D] inputs (see
+/// Schedule.cpp); std::nullopt otherwise.
+std::optional<int64_t> getWarpRowMaxChunks(KernelOp kernel, int64_t chunk);
 
 /// The [B, S, D] tensors `chain` loads.
 int64_t countRowLoads(const Chain &chain);

@@ -115,7 +115,9 @@ static cl::opt<int64_t>
                            "schedule instead of the family; below 16 "
                            "threads with several chunks each, the "
                            "schedule's twin, peeled and general variants "
-                           "take up to 16 threads of the same capacity)"),
+                           "take up to 16 threads of the same capacity; "
+                           "fused add + RMSNorm's 8-byte twin of 64 x 2 "
+                           "rows, a warp)"),
                   cl::init(0), cl::cat(category));
 static cl::opt<int64_t> rowsPerCta("rows-per-cta",
                                    cl::desc("Force rows per CTA"), cl::init(0),
