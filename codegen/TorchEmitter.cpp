@@ -338,10 +338,9 @@ std::string KernelEmitter::docstring() {
   if (kernel.getResultTypes().size() == 1)
     doc += ",";
   doc += "), new tensors";
-  bool inPlace = false;
-  for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
-    inPlace |= kernel.getInPlaceArgument(r).has_value();
-  doc += inPlace ? "; the caller copies in-place results back." : ".";
+  doc += kernel.hasInPlaceResult()
+             ? "; the caller copies in-place results back."
+             : ".";
   return doc;
 }
 

@@ -224,6 +224,13 @@ std::optional<unsigned> KernelOp::getInPlaceArgument(unsigned resultIndex) {
   return attr.getInt();
 }
 
+bool KernelOp::hasInPlaceResult() {
+  for (unsigned r = 0; r < getResultTypes().size(); ++r)
+    if (getInPlaceArgument(r))
+      return true;
+  return false;
+}
+
 /// What a kernel argument is used as, by its first user; all uses must agree.
 namespace {
 struct ArgumentUse {

@@ -79,6 +79,9 @@ def Nf_KernelOp : Nf_Op<"kernel", [
     /// The argument whose storage result `resultIndex` reuses, if any.
     std::optional<unsigned> getInPlaceArgument(unsigned resultIndex);
 
+    /// Whether any result reuses an argument's storage (`nf.in_place`).
+    bool hasInPlaceResult();
+
     /// The source-level name of argument `index` ("arg<index>" if unnamed).
     std::string getArgumentName(unsigned index);
 

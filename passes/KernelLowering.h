@@ -61,10 +61,7 @@ public:
         peeled(peeled), hardwareFp8(hardwareFp8), thirdCta(thirdCta),
         b(builder), loc(kernel.getLoc()) {
     kernel.walk([&](RopeOp) { hasRope = true; });
-    bool inPlace = false;
-    for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
-      inPlace |= kernel.getInPlaceArgument(r).has_value();
-    inPlaceRope = hasRope && inPlace;
+    inPlaceRope = hasRope && kernel.hasInPlaceResult();
     predicated = !vectorized && holdsGeneralRowPredicated(kernel, schedule);
   }
 

@@ -77,10 +77,12 @@ struct NfMaterializeVariantsPass
              << getSchedulesAttrName()
              << " array of #nf.schedule; run -nf-select-schedule first";
 
-    bool rope = false, inPlace = false;
+    bool rope = false;
     kernel.walk([&](RopeOp) { rope = true; });
-    for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
-      inPlace |= kernel.getInPlaceArgument(r).has_value();
+    bool inPlace = kernel.hasInPlaceResult();
+    // Fused add + RMSNorm (getWarpRowMaxChunks 2): see its twins below.
+    bool warpTwins =
+        getWarpRowMaxChunks(kernel, computeChunkElements(kernel)) == 2;
     // In place + rotary: an element's partner is read while other threads
     // store the row, so only a register-resident row (all of it computed
     // before any store) is correct.
@@ -173,8 +175,7 @@ struct NfMaterializeVariantsPass
         // on the H200 (D = 700-1020, docs/benchmarks.md "Rows of two
         // inputs in 64 threads"), where the other kernels' twins gained.
         if (narrow == 4 && held.threadsPerRow == 64 && held.rowsPerCta == 2 &&
-            held.chunksPerThread == 2 &&
-            getWarpRowMaxChunks(kernel, s.chunk) == 2) {
+            held.chunksPerThread == 2 && warpTwins) {
           twin.threadsPerRow = 32;
           twin.rowsPerCta = 4;
           twin.chunksPerThread *= 2;

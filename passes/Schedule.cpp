@@ -278,10 +278,7 @@ std::optional<int64_t> mlir::nf::getWarpRowMaxChunks(KernelOp kernel,
                                                      int64_t chunk) {
   if (chunk != 8 || countRowInputs(kernel) != 2)
     return std::nullopt;
-  bool inPlace = false;
-  for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
-    inPlace |= kernel.getInPlaceArgument(r).has_value();
-  return inPlace && countRowReductions(kernel) == 1 ? 2 : 3;
+  return kernel.hasInPlaceResult() && countRowReductions(kernel) == 1 ? 2 : 3;
 }
 
 /// Whether a reduction after the first reads an operand broadcast over rows
@@ -610,11 +607,13 @@ struct NfSelectSchedulePass
   /// Of the kernel being scheduled: whether a reduction waits on operands
   /// along the row (reductionWaitsOnOperands); whether a reduction after
   /// its first reads such an operand (anyLaterReductionReadsBroadcast);
-  /// whether it has one (two) [B, S, D] inputs and two reductions or more.
+  /// whether it has one (two) [B, S, D] inputs and two reductions or more;
+  /// the most chunks per lane of its warp rows (getWarpRowMaxChunks).
   bool waits = false;
   bool laterReadsOperand = false;
   bool oneInputTwoReductions = false;
   bool twoInputsTwoReductions = false;
+  std::optional<int64_t> warpRowChunks;
 
   void runOnOperation() override {
     getOperation()->walk([&](KernelOp kernel) {
@@ -630,6 +629,7 @@ struct NfSelectSchedulePass
           countRowInputs(kernel) == 1 && countRowReductions(kernel) >= 2;
       twoInputsTwoReductions =
           countRowInputs(kernel) == 2 && countRowReductions(kernel) >= 2;
+      warpRowChunks = getWarpRowMaxChunks(kernel, computeChunkElements(kernel));
       FailureOr<SmallVector<Schedule>> family = selectFamily(kernel);
       if (failed(family)) {
         signalPassFailure();
@@ -754,10 +754,7 @@ struct NfSelectSchedulePass
     // result, which needs the whole row before it stores: the runtime then
     // refuses longer rows.
     bool rope = containsOp<RopeOp>(kernel);
-    bool inPlace = false;
-    for (unsigned r = 0; r < kernel.getResultTypes().size(); ++r)
-      inPlace |= kernel.getInPlaceArgument(r).has_value();
-    if (!(rope && inPlace)) {
+    if (!(rope && kernel.hasInPlaceResult())) {
       FailureOr<Schedule> s =
           select(kernel, family.empty() ? 1 : family.back().capacity() + 1);
       if (failed(s))
@@ -857,10 +854,8 @@ struct NfSelectSchedulePass
         while (s.threadsPerRow < kMaxRegisterRowThreads &&
                (int64_t)llvm::divideCeil(vectors, s.threadsPerRow) > rowChunks)
           s.threadsPerRow *= 2;
-        std::optional<int64_t> warpChunks =
-            getWarpRowMaxChunks(kernel, s.chunk);
-        if (s.threadsPerRow == 32 && warpChunks && maxChunks == 0 &&
-            (int64_t)llvm::divideCeil(vectors, 32) > *warpChunks)
+        if (s.threadsPerRow == 32 && warpRowChunks && maxChunks == 0 &&
+            (int64_t)llvm::divideCeil(vectors, 32) > *warpRowChunks)
           s.threadsPerRow = 64;
       }
       // A group of G elements is reduced across the G / chunk lanes that
