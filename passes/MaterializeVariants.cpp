@@ -159,6 +159,39 @@ struct NfMaterializeVariantsPass
           s.staged && index + 1 < schedules.size() &&
           schedules[index + 1].unstaged().toAttr(kernel.getContext()) ==
               held.toAttr(kernel.getContext());
+      // The peeled variant: the same threads and chunks, for rows that
+      // are not a multiple of the chunk or do not start aligned (odd D, a
+      // row slice), whose tensors all start at the same offset within a
+      // chunk. A row that starts C - 1 elements past an aligned address
+      // spans one more chunk, hence the smaller bound; rows just under the
+      // capacity take the schedule's general variant, or the next
+      // schedule's peeled one where that general variant is streamed and
+      // merged with the next schedules' (ordered by the merged bound). For
+      // a static D only where D is not a multiple of the chunk.
+      // Not for schedules of fewer than 16 chunks per row (bf16: rows of
+      // up to 64 elements, which the general variant holds in registers
+      // too, at most 8 elements per thread).
+      std::optional<Entry> peeled;
+      if (anchored && !rope && !groups && !heldByNext &&
+          s.isRegisterResident() && s.clusterSize == 1 && s.chunk > 1 &&
+          s.capacity() >= 16 * s.chunk &&
+          (!staticD ||
+           (*staticD % s.chunk != 0 && *staticD <= s.capacity() - s.chunk + 1)))
+        peeled = Entry{held, false, s.capacity() - s.chunk + 1, true};
+      // Where a kernel writes a [B, S, D] result in place and a thread
+      // holds 3 or more chunks, the peeled variant goes before the twins:
+      // rows of a multiple of half or a quarter of a chunk take it, with
+      // 16-byte accesses for the body, rather than the twins' 8- or 4-byte
+      // ones. H200, D = 4 (mod 8), peeled / 8-byte twin, % of a copy:
+      // fused add + RMSNorm 85.6 / 53.6 at 300, 89.6 / 71.8 at 1100, 94.2 /
+      // 83.4 at 2500; its int8-quantizing form 70.2 / 29.2 at 300, 82.6 /
+      // 51.1 at 700, but 81.1 / 84.9 at 2500; every kernel without an
+      // in-place result lost 10 to 40 points, and rows of 1 or 2 chunks
+      // per thread 12 to 39 (docs/benchmarks.md, "Peeled rows before
+      // twins where a result is written in place").
+      bool peeledFirst = peeled && inPlace && held.chunksPerThread >= 3;
+      if (peeledFirst)
+        vectorized.push_back(*peeled);
       for (int64_t narrow = s.chunk / 2;
            s.isRegisterResident() && s.clusterSize == 1 && !heldByNext &&
            narrow >= 2;
@@ -183,24 +216,8 @@ struct NfMaterializeVariantsPass
         if (groupsFit(twin))
           vectorized.push_back({twin, true, std::min(guard(twin), guard(s))});
       }
-      // The peeled variant: the same threads and chunks, for rows that
-      // are not a multiple of the chunk or do not start aligned (odd D, a
-      // row slice), whose tensors all start at the same offset within a
-      // chunk. A row that starts C - 1 elements past an aligned address
-      // spans one more chunk, hence the smaller bound; rows just under the
-      // capacity take the schedule's general variant, or the next
-      // schedule's peeled one where that general variant is streamed and
-      // merged with the next schedules' (ordered by the merged bound). For
-      // a static D only where D is not a multiple of the chunk.
-      // Not for schedules of fewer than 16 chunks per row (bf16: rows of
-      // up to 64 elements, which the general variant holds in registers
-      // too, at most 8 elements per thread).
-      if (anchored && !rope && !groups && !heldByNext &&
-          s.isRegisterResident() && s.clusterSize == 1 && s.chunk > 1 &&
-          s.capacity() >= 16 * s.chunk &&
-          (!staticD ||
-           (*staticD % s.chunk != 0 && *staticD <= s.capacity() - s.chunk + 1)))
-        vectorized.push_back({held, false, s.capacity() - s.chunk + 1, true});
+      if (peeled && !peeledFirst)
+        vectorized.push_back(*peeled);
       // The general variant: the same threads, one element per access. With
       // group reductions a thread keeps chunks of consecutive elements
       // (loaded one by one), so that a group spans as few lanes as in the
