@@ -182,13 +182,14 @@ struct NfMaterializeVariantsPass
       // holds 3 or more chunks, the peeled variant goes before the twins:
       // rows of a multiple of half or a quarter of a chunk take it, with
       // 16-byte accesses for the body, rather than the twins' 8- or 4-byte
-      // ones. H200, D = 4 (mod 8), peeled / 8-byte twin, % of a copy:
-      // fused add + RMSNorm 85.6 / 53.6 at 300, 89.6 / 71.8 at 1100, 94.2 /
-      // 83.4 at 2500; its int8-quantizing form 70.2 / 29.2 at 300, 82.6 /
-      // 51.1 at 700, but 81.1 / 84.9 at 2500; every kernel without an
-      // in-place result lost 10 to 40 points, and rows of 1 or 2 chunks
-      // per thread 12 to 39 (docs/benchmarks.md, "Peeled rows before
-      // twins where a result is written in place").
+      // ones. H200, % of a copy, peeled / 8-byte twin: fused add + RMSNorm
+      // at D = 300-14004 (4 mod 8) 85.9-94.4 / 53.6-89.5; its int8 form
+      // 69.8-93.8 / 29.2-85.1, but 70.9 / 84.0 at 2100 and 3.5-3.7 behind
+      // at 2500 and 5100. Twins stay first for rows of 1 or 2 chunks per
+      // thread (10 to 39 points ahead) and for kernels without an in-place
+      // result (RMSNorm, its fp8 form, softmax: 13 to 29 ahead at 13 of 15
+      // points). docs/benchmarks.md, "Peeled rows before twins where a
+      // result is written in place".
       bool peeledFirst = peeled && inPlace && held.chunksPerThread >= 3;
       if (peeledFirst)
         vectorized.push_back(*peeled);

@@ -256,9 +256,14 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
       span more than a warp or the row's threads with are left out.
 
     Variants are ordered by the longest row they serve (a peeled one by its
-    schedule's capacity), vectorized first, then peeled, then general; the
-    last has no bound on D (except for in-place rotary kernels, whose
-    longest rows the runtime refuses).
+    schedule's capacity), vectorized first (the twins after their
+    schedule's 16-byte variant), then peeled, then general; the last has no
+    bound on D (except for in-place rotary kernels, whose longest rows the
+    runtime refuses). Where the kernel writes a `[B, S, D]` result in place
+    and a thread holds 3 or more chunks, a schedule's peeled variant comes
+    right after its 16-byte one, before its twins: such kernels ran faster
+    on it than on the twins (docs/Rationale.md, "Peeled before twins where
+    a result is written in place").
 
     `drop` lists GPU functions (`<kernel>_<variant>`) to leave out, for
     variants of a family (D dynamic) that hold rows in registers with 16-byte
