@@ -628,7 +628,7 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
   // (docs/benchmarks.md, "Recomputing between reductions"). Not where a
   // later reduction reads a broadcast operand (laterReductionReadsBroadcast),
   // except in a cluster, whose schedule was chosen for the registers the
-  // first recomputation frees (Schedule.cpp). A staged row always reads
+  // first recomputation frees (SelectSchedule.cpp). A staged row always reads
   // its chunks back from shared memory (maybeRematerialize). LayerNorm's
   // 512 x 4 and 512 x 5 rows recompute too, where nf-compile asks ptxas for a
   // third CTA per SM (recomputesForThirdCta; the twins of chunks of 4 or 2 do

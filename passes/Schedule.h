@@ -39,6 +39,16 @@ constexpr int64_t kMaxRecomputedElements = 24;
 /// (`-nf-select-schedule`).
 constexpr int64_t kDefaultMaxChunks = 4;
 
+/// The most threads a register-resident row gets by default: a CTA of 1024
+/// threads leaves each at most 64 registers, too few for 4 chunks of row
+/// and their operands (ptxas spilled 56 to 180 bytes at D = 24576 and
+/// 32768 with 1024 threads); 512 threads keep 128.
+constexpr int64_t kMaxRegisterRowThreads = 512;
+
+/// The block of rows shorter than 128 threads: several rows per CTA
+/// (-nf-select-schedule's `select`, "Blocks of 128 threads").
+constexpr int64_t kRowGroupBlockSize = 128;
+
 struct Schedule {
   int64_t threadsPerRow = 1;
   int64_t rowsPerCta = 1;
@@ -241,6 +251,34 @@ int64_t getPersistentStageBytes(KernelOp kernel, const Schedule &s);
 /// The static row length of the kernel, if every chain's D is static and
 /// they agree.
 std::optional<int64_t> getStaticRowLength(KernelOp kernel);
+
+/// Whether `kernel` holds an op of one of the types `Ops`: rotary
+/// embeddings and `nf.select_load` keep a kernel out of schedules that were
+/// not measured with them.
+template <typename... Ops> bool containsOp(KernelOp kernel) {
+  return kernel
+      .walk([](Operation *op) {
+        return isa<Ops...>(op) ? WalkResult::interrupt()
+                               : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// The most [B, S, D] tensors one chain of `kernel` loads.
+int64_t countRowInputs(KernelOp kernel);
+
+/// Whether a chain of `kernel` has a reduction over the row after its first
+/// that reads an operand broadcast over rows.
+bool anyLaterReductionReadsBroadcast(KernelOp kernel);
+
+/// Whether `kernel` loads an operand broadcast along the rows ([D],
+/// [B, 1, D], ...) of 4-byte elements.
+bool hasF32BroadcastOperand(KernelOp kernel);
+
+/// The most 16-byte chunks per thread of a one-CTA row below 512 threads:
+/// kDefaultMaxChunks, one more for kernels that compute much per byte
+/// (Schedule.cpp).
+int64_t getDefaultMaxChunks(KernelOp kernel);
 
 } // namespace mlir::nf
 
