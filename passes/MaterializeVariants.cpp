@@ -183,7 +183,7 @@ struct NfMaterializeVariantsPass
       // rows of a multiple of half or a quarter of a chunk take it, with
       // 16-byte accesses for the body, rather than the twins' 8- or 4-byte
       // ones. H200, % of a copy, peeled / 8-byte twin: fused add + RMSNorm
-      // at D = 300-14004 (4 mod 8) 85.9-94.4 / 53.6-89.5; its int8 form
+      // at D = 300-14004 (4 or 6 mod 8) 85.9-94.4 / 53.6-89.5; its int8 form
       // 69.8-93.8 / 29.2-85.1, but 70.9 / 84.0 at 2100 and 3.5-3.7 behind
       // at 2500 and 5100. Twins stay first for rows of 1 or 2 chunks per
       // thread (10 to 39 points ahead) and for kernels without an in-place
