@@ -77,8 +77,7 @@ struct NfMaterializeVariantsPass
              << getSchedulesAttrName()
              << " array of #nf.schedule; run -nf-select-schedule first";
 
-    bool rope = false;
-    kernel.walk([&](RopeOp) { rope = true; });
+    bool rope = containsOp<RopeOp>(kernel);
     bool inPlace = kernel.hasInPlaceResult();
     // Fused add + RMSNorm (getWarpRowMaxChunks 2): see its twins below.
     bool warpTwins =
