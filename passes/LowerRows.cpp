@@ -580,7 +580,18 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
   // it overwrites are then kept across every reduction (pinnedLoads): a
   // row that rematerialization would read again from memory would read
   // the stored result. Not with rotary embedding, whose partners may be
-  // read after another thread's store.
+  // read after another thread's store. Not where it is written in place in
+  // a row of a warp or less (reduced by shuffles alone): there fused add +
+  // RMSNorm's rows of 3 or 4 chunks in 16 threads ran at 40-46% of a copy
+  // wherever a row is not a multiple of 128 bytes, and at 92-95% with the
+  // stores after the exchange; outputs to another tensor (seed #1's r) lost
+  // up to 10 points stored late (H200, D = 64-1023, docs/benchmarks.md
+  // "In-place stores after the exchange in rows of a warp or less").
+  bool crossWarpRow = sched.threadsPerRow * sched.clusterSize > 32;
+  auto storedEarly = [&](const std::pair<unsigned, Value> &output) {
+    return !dependsOnReduction(output.second) &&
+           (crossWarpRow || !kernel.getInPlaceArgument(output.first));
+  };
   SmallVector<std::pair<unsigned, Value>> lateOutputs;
   if (!reductions.empty() && !hasRope) {
     // The loads the early outputs need, of every chunk, come first: a load
@@ -588,7 +599,7 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
     // it, so chunk k + 1's loads would wait for chunk k's store.
     SetVector<Operation *> loads;
     for (const auto &output : outputs) {
-      if (dependsOnReduction(output.second))
+      if (!storedEarly(output))
         continue;
       walkDefiningOps(output.second, [&](Operation *op) {
         if (!isa<LoadOp, SelectLoadOp>(op))
@@ -602,7 +613,7 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
         if (loads.contains(op))
           evaluate(op->getResult(0), chunk);
     for (const auto &output : outputs) {
-      if (dependsOnReduction(output.second)) {
+      if (!storedEarly(output)) {
         lateOutputs.push_back(output);
         continue;
       }
