@@ -188,8 +188,14 @@ struct NfMaterializeVariantsPass
       // thread (10 to 39 points ahead) and for kernels without an in-place
       // result (RMSNorm, its fp8 form, softmax: 13 to 29 ahead at 13 of 15
       // points). docs/benchmarks.md, "Peeled rows before twins where a
-      // result is written in place".
-      bool peeledFirst = peeled && inPlace && held.chunksPerThread >= 3;
+      // result is written in place". Not in rows of a warp or less, where
+      // the in-place result is stored after the exchange (emitRow): there
+      // the twins led the int8 kernel by 17 to 25 points (D = 300, 500,
+      // 700) and were level for fused add + RMSNorm at 300 (docs/
+      // benchmarks.md, "In-place stores after the exchange in rows of a
+      // warp or less").
+      bool peeledFirst = peeled && inPlace && held.chunksPerThread >= 3 &&
+                         held.threadsPerRow > 32;
       if (peeledFirst)
         vectorized.push_back(*peeled);
       for (int64_t narrow = s.chunk / 2;

@@ -366,7 +366,8 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     output that depends on no reduction (fused add + RMSNorm's residual
     stream) is stored before the first exchange, after the loads it needs
     of every chunk; a tensor it overwrites in place is then never loaded
-    again in that row. LayerNorm's two
+    again in that row. Written in place in a row of a warp or less, it is
+    stored after the exchange instead. LayerNorm's two
     reductions run as two passes over the register-resident row (a
     `streaming` row is re-read per pass; the streamed general variant of a
     row with one reduction takes 8 elements per thread and iteration, from

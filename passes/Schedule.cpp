@@ -245,8 +245,13 @@ int64_t mlir::nf::countRowInputs(KernelOp kernel) {
 /// add + RMSNorm's 8-byte twins (rows of 4 (mod 8) elements) lost in 64
 /// threads (D = 700-1020 80.5-88.8 -> 64.0-71.9) and stay in the warp
 /// (-nf-materialize-variants; 86.9-92.1). docs/benchmarks.md, "Rows of two
-/// inputs in 64 threads". Why warp rows of two inputs lose where rows are
-/// not a multiple of 128 bytes is not known.
+/// inputs in 64 threads". The in-place kernels' warp rows collapsed where
+/// rows are not a multiple of 128 bytes because their residual was stored
+/// before the exchange (emitRow now stores it after, in rows of a warp or
+/// less); stored after, the warp still ran 2.2 to 4.6 points behind 64
+/// threads (fused add + RMSNorm 600 / 1000 92.1 / 93.7 against 96.7 /
+/// 96.7, the int8 kernel 1000 93.3 against 95.5; docs/benchmarks.md,
+/// "In-place stores after the exchange in rows of a warp or less").
 std::optional<int64_t> mlir::nf::getWarpRowMaxChunks(KernelOp kernel,
                                                      int64_t chunk) {
   if (chunk != 8 || countRowInputs(kernel) != 2)

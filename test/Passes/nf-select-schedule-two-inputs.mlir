@@ -106,3 +106,44 @@ nf.kernel @fused_add_rmsnorm_f32_500(%x: tensor<?x?x500xf32>,
   %y = nf.rms_norm %r eps 1.0e-6 : !nf.row<f32>
   nf.return %y, %r : !nf.row<f32>, !nf.row<f32>
 }
+
+// -----
+
+// Rows of 385-512 elements, written in place: a warp of 2 chunks per lane
+// rather than 16 threads of 4 (H200, fused add + RMSNorm at D = 392-504
+// 92.0-94.6 -> 96.1-97.2% of a copy, the int8 kernel 88.6-95.2 ->
+// 97.0-98.6).
+// CHECK-LABEL: nf.kernel @fused_add_rmsnorm_440
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 2>]}
+nf.kernel @fused_add_rmsnorm_440(%x: tensor<?x?x440xbf16>,
+    %res: tensor<?x?x440xbf16>, %w: tensor<440xbf16>)
+    -> (tensor<?x?x440xbf16>, tensor<?x?x440xbf16> {nf.in_place = 1 : i64}) {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x440xbf16>
+  %rb0 = nf.load %res [B, S, D] : tensor<?x?x440xbf16>
+  %wb = nf.load %w [D] : tensor<440xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %rf = nf.cast %rb0 : !nf.row<bf16> to !nf.row<f32>
+  %wf = nf.cast %wb : !nf.row<bf16> to !nf.row<f32>
+  %r = nf.add %xf, %rf : !nf.row<f32>
+  %rb = nf.cast %r : !nf.row<f32> to !nf.row<bf16>
+  %y = nf.rms_norm %r weight %wf eps 1.0e-6 : !nf.row<f32>
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb, %rb : !nf.row<bf16>, !nf.row<bf16>
+}
+
+// -----
+
+// Without the in-place result: 16 threads of 4 chunks.
+// CHECK-LABEL: nf.kernel @add_norm_440
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 4>]}
+nf.kernel @add_norm_440(%x: tensor<?x?x440xbf16>, %res: tensor<?x?x440xbf16>)
+    -> tensor<?x?x440xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x440xbf16>
+  %rb0 = nf.load %res [B, S, D] : tensor<?x?x440xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %rf = nf.cast %rb0 : !nf.row<bf16> to !nf.row<f32>
+  %r = nf.add %xf, %rf : !nf.row<f32>
+  %y = nf.rms_norm %r eps 1.0e-6 : !nf.row<f32>
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
