@@ -315,15 +315,16 @@ struct NfSelectSchedulePass
         while (s.threadsPerRow < kMaxRegisterRowThreads &&
                (int64_t)llvm::divideCeil(vectors, s.threadsPerRow) > rowChunks)
           s.threadsPerRow *= 2;
-        // The same kernels, where they write a result in place, hold rows
-        // of 4 chunks per thread of 16 threads (bf16: D = 385-512) in a
-        // warp instead. H200, % of a copy, 16 x 4 -> warp 32 x 2 with the
-        // in-place result stored after the exchange: fused add + RMSNorm
-        // at D = 392-504 92.0-94.6 -> 96.1-97.2, its int8 form 88.6-95.2
-        // -> 97.0-98.6; at D = 4 (mod 8) the int8 kernel 59.0 / 70.6 ->
-        // 95.5 / 96.9 at 396 / 500, fused add + RMSNorm 91.5 / 93.2 -> 87.7
-        // / 91.6 (docs/benchmarks.md, "In-place stores after the exchange
-        // in rows of a warp or less").
+        // Kernels of two 16-bit [B, S, D] inputs (getWarpRowMaxChunks) that
+        // write a result in place hold rows of 4 chunks per thread of 16
+        // threads (D = 385-512) in a warp instead, and rows longer than the
+        // warp's cap in 64 threads (below). H200, % of a copy, 16 x 4 ->
+        // warp 32 x 2 with the in-place result stored after the exchange:
+        // fused add + RMSNorm at D = 392-504 92.0-94.6 -> 96.1-97.2, its
+        // int8 form 88.6-95.2 -> 97.0-98.6; at D = 4 (mod 8) the int8
+        // kernel 59.0 / 70.6 -> 95.5 / 96.9 at 396 / 500, fused add +
+        // RMSNorm 91.5 / 93.2 -> 87.7 / 91.6 (docs/benchmarks.md, "In-place
+        // stores after the exchange in rows of a warp or less").
         if (s.threadsPerRow == 16 && warpRowChunks && maxChunks == 0 &&
             kernel.hasInPlaceResult() &&
             (int64_t)llvm::divideCeil(vectors, 16) > 3)
