@@ -98,6 +98,8 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
       chunks per lane (2 where the kernel writes a `[B, S, D]` result in
       place and has one reduction: fused add + RMSNorm); longer rows take
       64 threads (docs/Rationale.md, "Rows of two inputs in 64 threads").
+      Where such a kernel writes a result in place, a row of 4 chunks per
+      lane of 16 threads takes a warp.
     - dynamic D: a *family*, the schedule a static D would get for every
       distinct choice over the row lengths that registers hold (each
       serves rows up to its capacity), smallest first, then a `streaming`
@@ -260,8 +262,9 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
     schedule's 16-byte variant), then peeled, then general; the last has no
     bound on D (except for in-place rotary kernels, whose longest rows the
     runtime refuses). Where the kernel writes a `[B, S, D]` result in place
-    and a thread holds 3 or more chunks, a schedule's peeled variant comes
-    right after its 16-byte one, before its twins: such kernels ran faster
+    and a thread of a row of more than a warp holds 3 or more chunks, a
+    schedule's peeled variant comes right after its 16-byte one, before its
+    twins: such kernels ran faster
     on it than on the twins (docs/Rationale.md, "Peeled before twins where
     a result is written in place").
 
