@@ -587,7 +587,7 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
   // stores after the exchange; outputs to another tensor (seed #1's r) lost
   // up to 10 points stored late (H200, D = 64-1023, docs/benchmarks.md
   // "In-place stores after the exchange in rows of a warp or less").
-  bool crossWarpRow = sched.threadsPerRow * sched.clusterSize > 32;
+  bool crossWarpRow = sched.spansWarps();
   auto storedEarly = [&](const std::pair<unsigned, Value> &output) {
     return !dependsOnReduction(output.second) &&
            (crossWarpRow || !kernel.getInPlaceArgument(output.first));

@@ -194,8 +194,8 @@ struct NfMaterializeVariantsPass
       // 700) and were level for fused add + RMSNorm at 300 (docs/
       // benchmarks.md, "In-place stores after the exchange in rows of a
       // warp or less").
-      bool peeledFirst = peeled && inPlace && held.chunksPerThread >= 3 &&
-                         held.threadsPerRow > 32;
+      bool peeledFirst =
+          peeled && inPlace && held.chunksPerThread >= 3 && held.spansWarps();
       if (peeledFirst)
         vectorized.push_back(*peeled);
       for (int64_t narrow = s.chunk / 2;

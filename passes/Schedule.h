@@ -76,6 +76,11 @@ struct Schedule {
   /// Rows one CTA covers (what the runtime divides the rows by).
   int64_t ctaRows() const { return rowsPerCta * rowsPerThread; }
   bool isRegisterResident() const { return chunksPerThread > 0; }
+  /// Whether a row spans more than one warp (its reductions exchange
+  /// through shared memory or a cluster, not shuffles alone): where a row
+  /// does not, an in-place result is stored after the exchange (emitRow)
+  /// and the twins precede the peeled variant (-nf-materialize-variants).
+  bool spansWarps() const { return threadsPerRow * clusterSize > 32; }
   /// "multi_row", "warp", "cta", "persistent", "cluster" or "streaming".
   StringRef getKindName() const;
 
