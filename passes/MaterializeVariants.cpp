@@ -82,6 +82,9 @@ struct NfMaterializeVariantsPass
     // Fused add + RMSNorm (getWarpRowMaxChunks 2): see its twins below.
     bool warpTwins =
         getWarpRowMaxChunks(kernel, computeChunkElements(kernel)) == 2;
+    // Rows of two [B, S, D] inputs and one reduction: see the twins below.
+    bool oneRowTwins =
+        countRowInputs(kernel) == 2 && countRowReductions(kernel) == 1;
     // In place + rotary: an element's partner is read while other threads
     // store the row, so only a register-resident row (all of it computed
     // before any store) is correct.
@@ -219,6 +222,27 @@ struct NfMaterializeVariantsPass
           twin.rowsPerCta = 4;
           twin.chunksPerThread *= 2;
         }
+        // A schedule of one chunk per thread holds two rows per thread
+        // (rows of up to 128 16-bit elements); its 8-byte twin holds two
+        // chunks of each. In kernels of two [B, S, D] inputs and one
+        // reduction it holds one row per thread. H200, % of a copy, two
+        // rows / one, D = 36 / 60 / 68 / 100 / 124: fused add + RMSNorm
+        // 78.7 / 86.8 / 66.2 / 84.9 / 88.4 -> 83.0 / 89.2 / 82.4 / 91.5 /
+        // 92.9, seed #2 67.1 / 84.8 / 63.9 / 72.6 / 78.0 -> 67.8 / 91.7 /
+        // 64.1 / 84.1 / 89.5, seed #1 with RMSNorm 77.6 / 87.0 / 75.3 /
+        // 88.4 / 89.7 -> 76.6 / 89.4 / 72.9 / 92.5 / 93.9, its f32 affine
+        // form +0.3 to +6.1, norm_tanh_mul_add -4.5 to +4.1. Not the 4-byte
+        // twins (D = 98 / 126: seed #2 -8.0 / -10.1), nor kernels of two
+        // reductions (LayerNorm seeds, norm_tanh_mul_add_norm_scale, the
+        // int8 kernel: -8.4 to +4.3, mostly losses) or of one input
+        // (RMSNorm, LayerNorm, softmax: -3 to -12). In all of them the twin
+        // went from 48-62 registers to 29-36, so registers alone do not
+        // decide it.
+        // docs/benchmarks.md, "One row per thread in the 8-byte twins of
+        // short rows of two inputs".
+        if (oneRowTwins && s.chunk == 8 && narrow == 4 &&
+            twin.rowsPerThread == 2)
+          twin.rowsPerThread = 1;
         if (groupsFit(twin))
           vectorized.push_back({twin, true, std::min(guard(twin), guard(s))});
       }

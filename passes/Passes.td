@@ -222,7 +222,10 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
       elements per access; the guard asks accesses of that width to be
       aligned. A static D gets only the widest twin that divides it (none
       where the whole chunk does), and none where a rotary half is not
-      whole twin chunks;
+      whole twin chunks. In kernels of two `[B, S, D]` inputs and one
+      reduction, the 8-byte twin of a 16-bit schedule of two rows per
+      thread holds one (measured faster there, docs/Rationale.md, "One row
+      per thread in the 8-byte twins of short rows of two inputs");
     - for a register-resident schedule of 16 chunks or more per row (no
       cluster), a *peeled* variant: the same threads and chunks, for rows of
       any length whose `[B, S, D]` tensors all start at the same offset
