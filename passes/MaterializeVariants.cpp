@@ -235,9 +235,9 @@ struct NfMaterializeVariantsPass
         // twins (D = 98 / 126: seed #2 -8.0 / -10.1), nor kernels of two
         // reductions (LayerNorm seeds, norm_tanh_mul_add_norm_scale, the
         // int8 kernel: -8.4 to +4.3, mostly losses) or of one input
-        // (RMSNorm, LayerNorm, softmax: -3 to -12). In all of them the twin
-        // went from 48-62 registers to 29-36, so registers alone do not
-        // decide it.
+        // (RMSNorm, LayerNorm, softmax: up to -11.7). In every two-input
+        // kernel the twin went from 48-64 registers to 29-40, winners and
+        // losers alike, so registers alone do not decide it.
         // docs/benchmarks.md, "One row per thread in the 8-byte twins of
         // short rows of two inputs".
         if (oneRowTwins && s.chunk == 8 && narrow == 4 &&
