@@ -123,6 +123,13 @@ private:
   /// by element for one broadcast along the rows.
   Value loadPeeled(Value ptr, Type element, Value rowOff, Chunk &chunk,
                    bool invariant, BroadcastKind kind);
+  /// Whether a peeled variant loads an operand broadcast along the rows of
+  /// `bytes` per element from aligned 16-byte granules (loadShifted).
+  bool shiftsBroadcast(unsigned bytes) const;
+  /// A peeled chunk of an operand broadcast along the rows, from the
+  /// aligned 16-byte granules that hold it, shifted into place.
+  Value loadShifted(Value ptr, Type element, Value rowOff, Chunk &chunk,
+                    bool invariant);
   /// Whether each element of a peeled chunk is in the row.
   SmallVector<Value> peeledValid(Chunk &chunk);
   Value evaluateRope(RopeOp rope, Chunk &chunk);

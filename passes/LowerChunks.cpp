@@ -153,8 +153,12 @@ Value KernelLowering::loadPeeled(Value ptr, Type element, Value rowOff,
         std::min<unsigned>(16, bytes * sched.chunk), false, false, invariant);
   }
   // Broadcast along the rows ([D], [B, 1, D], ...): misaligned with the
-  // row, so element by element (these mostly hit L1), each index clamped
-  // into the row. The indices are shared by every such operand.
+  // row. Elements of 4 bytes or more come from the 16-byte granules that
+  // hold the chunk's elements, shifted into place (loadShifted); narrower
+  // ones element by element (these mostly hit L1), each index clamped into
+  // the row. The indices are shared by every such operand.
+  if (shiftsBroadcast(bytes))
+    return loadShifted(ptr, element, rowOff, chunk, invariant);
   if (chunk.elements.empty()) {
     Value last = sub(rowLength, i64c(1));
     for (int64_t i = 0; i < sched.chunk; ++i)
@@ -168,6 +172,62 @@ Value KernelLowering::loadPeeled(Value ptr, Type element, Value rowOff,
                                             gep(ptr, element, add(rowOff, e)),
                                             bytes, false, false, invariant));
   return vector::FromElementsOp::create(b, loc, vecOf(element), elements);
+}
+
+bool KernelLowering::shiftsBroadcast(unsigned bytes) const {
+  return bytes >= 4 && bytes <= 16 && sched.chunk % (16 / bytes) == 0;
+}
+
+Value KernelLowering::loadShifted(Value ptr, Type element, Value rowOff,
+                                  Chunk &chunk, bool invariant) {
+  // The chunk's elements [first, first + C) of an operand broadcast along
+  // the rows lie in C / V + 1 of its 16-byte granules of V elements (the
+  // runtime checked that the operand and its row offsets are 16-byte
+  // aligned): load those, each an aligned access, then shift them by
+  // s = first mod V, the same for every chunk of the row (C is a multiple
+  // of V), with one select per element and bit of s. Granules are clamped
+  // into the row: an element in the row lies in an unclamped one, and one
+  // outside it is masked out of reductions and stores. A granule's
+  // elements past D lie in the same 16 bytes as one inside it (never
+  // another page), as a peeled row's do.
+  unsigned bytes = element.getIntOrFloatBitWidth() / 8;
+  int64_t C = sched.chunk, V = 16 / bytes;
+  Value s = andI(chunk.first, i64c(V - 1));
+  Value aligned = sub(chunk.first, s);
+  Value lastGranule = andI(sub(rowLength, i64c(1)), i64c(~(V - 1)));
+  VectorType granuleType = VectorType::get({V}, element);
+  SmallVector<Value> granules;
+  for (int64_t g = 0; g <= C / V; ++g) {
+    Value index =
+        minI(arith::MaxSIOp::create(b, loc, add(aligned, i64c(g * V)), i64c(0)),
+             lastGranule);
+    granules.push_back(LLVM::LoadOp::create(
+        b, loc, granuleType, gep(ptr, element, add(rowOff, index)), 16, false,
+        false, invariant));
+  }
+  // Concatenate the granules, then drop the first s elements.
+  auto slice = [&](Value v, int64_t from, int64_t count) {
+    SmallVector<int64_t> mask;
+    for (int64_t i = 0; i < count; ++i)
+      mask.push_back(from + i);
+    return vector::ShuffleOp::create(b, loc, v, v, mask).getResult();
+  };
+  Value all = granules.front();
+  for (Value granule : ArrayRef<Value>(granules).drop_front()) {
+    int64_t n = cast<VectorType>(all.getType()).getNumElements();
+    SmallVector<int64_t> mask;
+    for (int64_t i = 0; i < n + V; ++i)
+      mask.push_back(i);
+    all = vector::ShuffleOp::create(b, loc, all, granule, mask);
+  }
+  int64_t length = C + V;
+  for (int64_t bit = V / 2; bit >= 1; bit /= 2) {
+    Value taken = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                        andI(s, i64c(bit)), i64c(0));
+    length -= bit;
+    all = select(taken, slice(all, bit, length), slice(all, 0, length));
+  }
+  return slice(all, 0, C);
 }
 
 Value KernelLowering::loadRow(Value ptr, Type element, Value rowOff,

@@ -13,6 +13,7 @@
 
 #include "dialect/Chains.h"
 #include "passes/Passes.h"
+#include "passes/QuantizedCasts.h"
 #include "passes/Schedule.h"
 
 #include "mlir/IR/Builders.h"
@@ -26,8 +27,44 @@ using namespace mlir;
 using namespace mlir::nf;
 
 /// Most bytes per element of the operands broadcast along the rows that a
-/// kernel with peeled variants loads (see `anchored` below).
+/// kernel with peeled variants loads element by element (see `anchored`
+/// below).
 static constexpr int64_t kMaxPeeledBroadcastBytes = 2;
+
+/// Bytes per row element of the operands broadcast along the rows that a
+/// peeled variant loads element by element (those narrower than 4 bytes),
+/// summed; INT64_MAX where an operand of 4 bytes or more is broadcast
+/// along the rows other than as [D]. A peeled variant loads operands of 4
+/// bytes or more from the aligned 16-byte granules that hold a chunk,
+/// shifted into place (KernelLowering::loadShifted). That works for every
+/// kind of broadcast operand, but was measured only for [D] ones
+/// (LayerNorm's f32 weight and bias: docs/benchmarks.md, "Peeled rows with
+/// f32 weight and bias"); the seeds' [B, 1, D] operands keep the general
+/// variant until measured.
+static int64_t getNarrowBroadcastBytesPerElement(KernelOp kernel) {
+  int64_t bytes = 0;
+  auto add = [&](Value source, BroadcastKind kind) {
+    if (kind == BroadcastKind::BSD || kind == BroadcastKind::One ||
+        bytes == INT64_MAX)
+      return;
+    int64_t width =
+        getStorageType(
+            cast<RankedTensorType>(source.getType()).getElementType())
+            .getIntOrFloatBitWidth() /
+        8;
+    if (width < 4)
+      bytes += width;
+    else if (kind != BroadcastKind::D)
+      bytes = INT64_MAX;
+  };
+  kernel.walk([&](Operation *op) {
+    if (auto load = dyn_cast<LoadOp>(op))
+      add(load.getSource(), load.getKind());
+    else if (auto select = dyn_cast<SelectLoadOp>(op))
+      add(select.getFirst(), select.getKind());
+  });
+  return bytes;
+}
 
 /// Whether 16-byte accesses can exist at all for this kernel: D (if
 /// static) a multiple of the chunk, and rotary halves made of whole chunks.
@@ -119,7 +156,7 @@ struct NfMaterializeVariantsPass
         llvm::all_of(
             chainAnalysis.getChains(),
             [](const Chain &chain) { return countRowLoads(chain) > 0; }) &&
-        getBroadcastBytesPerElement(kernel) <= kMaxPeeledBroadcastBytes;
+        getNarrowBroadcastBytesPerElement(kernel) <= kMaxPeeledBroadcastBytes;
     // A guard on D only where a schedule is register-resident (its
     // capacity), and only where D is not static (then it is checked once,
     // when the kernel is verified and launched).

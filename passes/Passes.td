@@ -232,12 +232,17 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
       within a chunk (odd D, rows of a slice): each row's chunk grid is
       shifted by that offset, so its body takes 16-byte accesses and only
       its first and last chunk are masked; operands broadcast along the
-      rows are loaded element by element. Its bound is the capacity less
+      rows are loaded element by element, but those of 4 bytes or more per
+      element from the aligned 16-byte granules that hold each chunk,
+      shifted into place by selects. Its bound is the capacity less
       chunk - 1 (a row may start that far past an aligned address). Only in
       kernels with a `[B, S, D]` load, no rotary embedding or group
-      reductions, and at most 2 bytes per element of operands broadcast
-      along the rows (more measured slower than the general variant); for a
-      static D only where D is not a multiple of the chunk;
+      reductions, at most 2 bytes per element of operands broadcast along
+      the rows loaded element by element (more measured slower than the
+      general variant), and operands of 4 bytes or more broadcast as `[D]`
+      only (granules measured for LayerNorm's weight and bias, not yet for
+      the seeds' `[B, 1, D]` operands); for a static D only where D is not
+      a multiple of the chunk;
     - a `staged` schedule's twins, peeled and general variants hold the row
       in the registers of the schedule it was staged from (512 threads);
       where consecutive staged schedules come from the same one, only the

@@ -333,6 +333,15 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
   // tensor must start at the same element offset modulo the chunk and
   // step by strides equal modulo the chunk (a stride of a dimension of
   // size 1 is never used), so that all rows share their offset.
+  // (A dimension of size 1 never steps, so its stride does not count.)
+  auto granulesAligned = [](const Tensor &t, int64_t bytes) {
+    if (t.data % 16 != 0)
+      return false;
+    for (int i = 0; i + 1 < t.rank; ++i)
+      if (t.shape[i] > 1 && (t.strides[i] * bytes) % 16 != 0)
+        return false;
+    return true;
+  };
   auto peeledFor = [&](int64_t chunk) {
     bool first = true;
     int64_t offset = 0, stride[2] = {0, 0};
@@ -358,8 +367,16 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
     };
     for (size_t i = 0; i < numArgs; ++i) {
       const ArgumentInfo &info = kernel.args[i];
-      if (info.role == "data" && info.bcast == "BSD" &&
-          !same(args[i].tensor, dtypeBytes(info.dtype)))
+      if (info.role != "data")
+        continue;
+      int64_t bytes = dtypeBytes(info.dtype);
+      if (info.bcast == "BSD" && !same(args[i].tensor, bytes))
+        return false;
+      // An operand broadcast along the rows with elements of 4 bytes or
+      // more is read in aligned 16-byte granules, shifted to each row's
+      // offset (the lowering's loadShifted).
+      if (info.bcast != "BSD" && info.bcast != "One" && bytes >= 4 &&
+          !granulesAligned(args[i].tensor, bytes))
         return false;
     }
     for (size_t r = 0; r < numResults; ++r)

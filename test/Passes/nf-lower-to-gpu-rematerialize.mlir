@@ -127,7 +127,7 @@ nf.kernel @softmax(%x: tensor<?x?x?xf16>) -> tensor<?x?x?xf16>
 // The vectorized variant of 32 elements per thread recomputes too, for the
 // third CTA per SM that nf-compile asks ptxas for (recomputesForThirdCta;
 // test/Codegen/three-ctas-per-sm.test).
-// CHECK-LABEL: gpu.func @ln_v3_cta512x4(
+// CHECK-LABEL: gpu.func @ln_v4_cta512x4(
 // CHECK: gpu.barrier
 // CHECK: arith.shrui %arg4, %{{.*}} : i64
 // CHECK-COUNT-4: arith.xori %{{.*}}, %{{.*}} : vector<4xi32>
@@ -137,7 +137,7 @@ nf.kernel @softmax(%x: tensor<?x?x?xf16>) -> tensor<?x?x?xf16>
 // CHECK: gpu.return
 // Its twins keep the f32 row (with the recomputation alone ptxas took 52
 // registers, still two CTAs per SM, and it was slower).
-// CHECK-LABEL: gpu.func @ln_v4_cta512x8(
+// CHECK-LABEL: gpu.func @ln_v5_cta512x8(
 // CHECK-NOT: arith.xori
 // CHECK: gpu.return
 nf.kernel @ln(%x: tensor<?x?x?xbf16>, %w: tensor<?xf32>, %b: tensor<?xf32>)

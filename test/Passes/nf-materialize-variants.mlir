@@ -165,11 +165,18 @@ nf.kernel @two_reductions_general(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
 
 // -----
 
-// No peeled variant where the operands broadcast along the rows take more
-// than 2 bytes per element (they would be loaded element by element: here
-// an f32 weight and bias, as LayerNorm's), nor for a static D that is a
-// multiple of the chunk (its rows start aligned when their tensors do).
+// No peeled variant where the operands broadcast along the rows that are
+// loaded element by element (narrower than 4 bytes) take more than 2 bytes
+// per element, nor where an operand of 4 bytes or more is broadcast other
+// than as [D] (its granule loads measured only for [D]: here an f32
+// [B, 1, D] gate), nor for a static D that is a multiple of the chunk (its
+// rows start aligned when their tensors do). An f32 weight and bias [D]
+// (LayerNorm's) are loaded in aligned granules: peeled.
 // CHECK-LABEL: nf.kernel @wide_broadcast
+// CHECK-SAME: #nf.variant<name = "p3_warp32x4", vectorized = false, max_d = 1017, schedule = <threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 4>, peeled = true>
+// CHECK: nf.kernel @wide_gate
+// CHECK-NOT: peeled
+// CHECK: nf.kernel @two_narrow
 // CHECK-NOT: peeled
 // CHECK: nf.kernel @static_aligned
 // CHECK-NOT: peeled
@@ -186,6 +193,26 @@ nf.kernel @wide_broadcast(%x: tensor<?x?x?xbf16>, %w: tensor<?xf32>,
   %a = nf.add %m, %bf : !nf.row<f32>, !nf.row<f32>
   %y = nf.cast %a : !nf.row<f32> to !nf.row<bf16>
   nf.return %y : !nf.row<bf16>
+}
+nf.kernel @wide_gate(%x: tensor<?x?x?xbf16>, %g: tensor<?x1x?xf32>)
+    -> tensor<?x?x?xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 4>]} {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %gf = nf.load %g [B, 1, D] : tensor<?x1x?xf32>
+  %m = nf.mul %xf, %gf : !nf.row<f32>, !nf.row<f32>
+  %y = nf.cast %m : !nf.row<f32> to !nf.row<bf16>
+  nf.return %y : !nf.row<bf16>
+}
+nf.kernel @two_narrow(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>,
+                      %b: tensor<?xbf16>) -> tensor<?x?x?xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 4>]} {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %wb = nf.load %w [D] : tensor<?xbf16>
+  %bb = nf.load %b [D] : tensor<?xbf16>
+  %m = nf.mul %xb, %wb : !nf.row<bf16>, !nf.row<bf16>
+  %a = nf.add %m, %bb : !nf.row<bf16>, !nf.row<bf16>
+  nf.return %a : !nf.row<bf16>
 }
 nf.kernel @static_aligned(%x: tensor<?x?x1024xbf16>) -> tensor<?x?x1024xbf16>
     attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 4>]} {

@@ -974,6 +974,48 @@ TEST_F(PeeledTest, StridesOfSizeOneDimensionsDoNotCount) {
   EXPECT_TRUE(planned(launch).peeled);
 }
 
+/// LayerNorm, D dynamic (examples/layernorm.mlir): x [B, S, D] bf16, an
+/// f32 weight and bias [D]. Its peeled variants load the weight and bias
+/// in aligned 16-byte granules (shifted to each row's offset), so both
+/// must be 16-byte aligned, where RMSNorm's bf16 weight, loaded element by
+/// element, may lie anywhere.
+TEST(PeeledGranulesTest, WideOperandsMustBeSixteenByteAligned) {
+  Artifact artifact = loadArtifact("layernorm");
+  ASSERT_EQ(artifact.kernels.size(), 1u);
+  const KernelInfo &kernel = artifact.kernels[0];
+  FakeMemory mem;
+  auto make = [&](int64_t d) {
+    Launch launch;
+    launch.args = {tensorValue(mem.tensor(BF16, {3, 7, d})),
+                   tensorValue(mem.tensor(F32, {d})),
+                   tensorValue(mem.tensor(F32, {d}))};
+    launch.results = {mem.tensor(BF16, {3, 7, d})};
+    return launch;
+  };
+  auto planned = [&](Launch &launch) -> const VariantInfo & {
+    LaunchPlan plan;
+    Status status = launch.plan(kernel, plan);
+    EXPECT_TRUE(status.ok()) << status.message();
+    return launchedVariant(kernel, plan);
+  };
+  Launch launch = make(1001);
+  EXPECT_TRUE(planned(launch).peeled) << planned(launch).function;
+  // The bias one element (4 bytes) in: the general variant.
+  launch = make(1001);
+  launch.args[2].tensor.data += 4;
+  const VariantInfo &g = planned(launch);
+  EXPECT_FALSE(g.peeled || g.vectorized) << g.function;
+  // The weight four elements in: aligned again.
+  launch = make(1001);
+  launch.args[1].tensor.data += 16;
+  EXPECT_TRUE(planned(launch).peeled);
+  // Rows one element in, the weight and bias aligned: still peeled.
+  launch = make(1001);
+  launch.args[0].tensor.data += 2;
+  launch.results[0].data += 2;
+  EXPECT_TRUE(planned(launch).peeled);
+}
+
 TEST(StaticDTest, CompiledRowLength) {
   Artifact artifact = loadArtifact("fused_d3072");
   ASSERT_EQ(artifact.kernels.size(), 1u);
