@@ -33,19 +33,17 @@ static constexpr int64_t kMaxPeeledBroadcastBytes = 2;
 
 /// Bytes per row element of the operands broadcast along the rows that a
 /// peeled variant loads element by element (those narrower than 4 bytes),
-/// summed; INT64_MAX where an operand of 4 bytes or more is broadcast
-/// along the rows other than as [D]. A peeled variant loads operands of 4
-/// bytes or more from the aligned 16-byte granules that hold a chunk,
-/// shifted into place (KernelLowering::loadShifted). That works for every
-/// kind of broadcast operand, but was measured only for [D] ones
-/// (LayerNorm's f32 weight and bias: docs/benchmarks.md, "Peeled rows with
-/// f32 weight and bias"); the seeds' [B, 1, D] operands keep the general
-/// variant until measured.
+/// summed. A peeled variant loads operands of 4 bytes or more from the
+/// aligned 16-byte granules that hold a chunk, shifted into place
+/// (KernelLowering::loadShifted), so they do not count. Measured on the
+/// H200 at odd D against the general variant: LayerNorm's f32 [D] weight
+/// and bias, and the seeds' f32 [B, 1, D] modulation, up to +40 points of
+/// a copy; a few points lose (docs/benchmarks.md, "Peeled rows with f32
+/// weight and bias" and "Peeled rows with f32 modulation").
 static int64_t getNarrowBroadcastBytesPerElement(KernelOp kernel) {
   int64_t bytes = 0;
   auto add = [&](Value source, BroadcastKind kind) {
-    if (kind == BroadcastKind::BSD || kind == BroadcastKind::One ||
-        bytes == INT64_MAX)
+    if (kind == BroadcastKind::BSD || kind == BroadcastKind::One)
       return;
     int64_t width =
         getStorageType(
@@ -54,8 +52,6 @@ static int64_t getNarrowBroadcastBytesPerElement(KernelOp kernel) {
         8;
     if (width < 4)
       bytes += width;
-    else if (kind != BroadcastKind::D)
-      bytes = INT64_MAX;
   };
   kernel.walk([&](Operation *op) {
     if (auto load = dyn_cast<LoadOp>(op))
@@ -144,13 +140,14 @@ struct NfMaterializeVariantsPass
     // whole elements that the lowering can mask one by one: no rotary
     // embedding (its partner chunks), no group reductions (groups aligned
     // with the chunks). And operands broadcast along the rows ([D],
-    // [B, 1, D], ...) of at most 2 bytes per element in all: such an
-    // operand is misaligned with the row and loaded element by element, a
-    // warp instruction per element that touches several cache lines.
-    // Measured on the H200 at odd D against the general variant: fused
-    // add + RMSNorm (a bf16 weight) +7 to +24, RMSNorm and softmax up to
-    // +17 / +28, but LayerNorm (f32 weight and bias) -9 to -35 and seed #1
-    // (three f32 operands) up to -32 (docs/benchmarks.md, "Peeled rows").
+    // [B, 1, D], ...) narrower than 4 bytes of at most 2 bytes per element
+    // in all: such an operand is misaligned with the row and loaded element
+    // by element, a warp instruction per element that touches several cache
+    // lines. Measured on the H200 at odd D against the general variant:
+    // fused add + RMSNorm (a bf16 weight) +7 to +24, RMSNorm and softmax up
+    // to +17 / +28; loaded that way, LayerNorm's f32 weight and bias lost 9
+    // to 35 and seed #1's three f32 operands up to 32 (docs/benchmarks.md,
+    // "Peeled rows"), hence the granules for operands of 4 bytes or more.
     ChainAnalysis chainAnalysis(kernel);
     bool anchored =
         llvm::all_of(

@@ -237,12 +237,11 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
       shifted into place by selects. Its bound is the capacity less
       chunk - 1 (a row may start that far past an aligned address). Only in
       kernels with a `[B, S, D]` load, no rotary embedding or group
-      reductions, at most 2 bytes per element of operands broadcast along
-      the rows loaded element by element (more measured slower than the
-      general variant), and operands of 4 bytes or more broadcast as `[D]`
-      only (granules measured for LayerNorm's weight and bias, not yet for
-      the seeds' `[B, 1, D]` operands); for a static D only where D is not
-      a multiple of the chunk;
+      reductions, and at most 2 bytes per element of operands broadcast
+      along the rows loaded element by element (more measured slower than
+      the general variant; granules measured faster for LayerNorm's `[D]`
+      and the seeds' `[B, 1, D]` f32 operands); for a static D only where D
+      is not a multiple of the chunk;
     - a `staged` schedule's twins, peeled and general variants hold the row
       in the registers of the schedule it was staged from (512 threads);
       where consecutive staged schedules come from the same one, only the

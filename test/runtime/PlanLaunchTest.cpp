@@ -1016,6 +1016,33 @@ TEST(PeeledGranulesTest, WideOperandsMustBeSixteenByteAligned) {
   EXPECT_TRUE(planned(launch).peeled);
 }
 
+/// The seeds' [B, 1, D] f32 operands are read in granules too: every batch's
+/// row of them must start 16-byte aligned, so their batch stride counts
+/// where B > 1 (and not where B = 1).
+TEST(PeeledGranulesTest, BatchStrideOfBroadcastOperands) {
+  Artifact artifact = loadArtifact("fused");
+  ASSERT_EQ(artifact.kernels.size(), 1u);
+  const KernelInfo &kernel = artifact.kernels[0];
+  FakeMemory mem;
+  auto planned = [&](Launch &launch) -> const VariantInfo & {
+    LaunchPlan plan;
+    Status status = launch.plan(kernel, plan);
+    EXPECT_TRUE(status.ok()) << status.message();
+    return launchedVariant(kernel, plan);
+  };
+  // One batch: the gate's batch stride (1001 f32) is never used.
+  Launch launch = fusedLaunch(mem, 1, 7, 1001);
+  EXPECT_TRUE(planned(launch).peeled) << planned(launch).function;
+  // Two batches, dense: the second batch's gate row starts 4 bytes past a
+  // granule, so the general variant.
+  launch = fusedLaunch(mem, 2, 7, 1001);
+  const VariantInfo &g = planned(launch);
+  EXPECT_FALSE(g.peeled || g.vectorized) << g.function;
+  // Two batches, the gate's rows 1004 elements apart: aligned again.
+  launch.args[2].tensor = mem.tensor(F32, {2, 1, 1001}, 1004);
+  EXPECT_TRUE(planned(launch).peeled) << planned(launch).function;
+}
+
 TEST(StaticDTest, CompiledRowLength) {
   Artifact artifact = loadArtifact("fused_d3072");
   ASSERT_EQ(artifact.kernels.size(), 1u);
