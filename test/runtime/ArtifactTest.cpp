@@ -32,14 +32,21 @@ const ParamInfo *findParam(const KernelInfo &kernel, const std::string &kind,
   return nullptr;
 }
 
-/// A bound on D that orders variants: max_d, or "any" for 0.
-int64_t bound(const VariantInfo &v) { return v.maxD == 0 ? INT64_MAX : v.maxD; }
+/// A bound on D that orders variants: max_d, or "any" for 0; a peeled
+/// variant's is its schedule's capacity (its max_d is chunk - 1 less: a row
+/// may start that far past an aligned address).
+int64_t bound(const VariantInfo &v) {
+  if (v.peeled)
+    return v.maxD + v.chunk - 1;
+  return v.maxD == 0 ? INT64_MAX : v.maxD;
+}
 
 /// What every family of variants nf-compile writes satisfies: functions in
 /// the PTX, schedules the launch can divide by, register-resident variants
 /// bounded by what they hold, the order the runtime relies on (by the rows
-/// they serve, a vectorized variant before the general one of the same
-/// bound), and a general variant for every row a vectorized one serves.
+/// they serve, a vectorized variant before the peeled and general ones of
+/// the same bound, a peeled one before the general one), and a general
+/// variant for every row a vectorized or peeled one serves.
 void expectSoundFamily(const Artifact &artifact, const KernelInfo &k) {
   SCOPED_TRACE(k.name);
   ASSERT_FALSE(k.variants.empty());
@@ -59,11 +66,16 @@ void expectSoundFamily(const Artifact &artifact, const KernelInfo &k) {
     EXPECT_EQ(v.blockSize % v.threadsPerRow, 0);
     ASSERT_GT(v.blockSize / v.threadsPerRow, 0);
     EXPECT_EQ(v.rowsPerCta % (v.blockSize / v.threadsPerRow), 0);
-    // General variants access one element at a time.
-    if (v.vectorized) {
+    // General variants access one element at a time; peeled ones whole
+    // chunks, and only register-resident ones.
+    EXPECT_FALSE(v.vectorized && v.peeled);
+    if (v.vectorized || v.peeled) {
       EXPECT_GT(v.chunk, 1);
     } else {
       EXPECT_EQ(v.chunk, 1);
+    }
+    if (v.peeled) {
+      EXPECT_GT(v.chunksPerThread, 0);
     }
     // A register-resident variant serves exactly the rows it holds; a
     // streaming one holds none.
@@ -77,7 +89,7 @@ void expectSoundFamily(const Artifact &artifact, const KernelInfo &k) {
       EXPECT_EQ(v.rowsPerCta, 1);
     }
     if (v.chunksPerThread > 0) {
-      EXPECT_EQ(v.maxD, capacity);
+      EXPECT_EQ(v.maxD, v.peeled ? capacity - v.chunk + 1 : capacity);
     } else {
       EXPECT_EQ(v.schedule, "streaming");
     }
@@ -87,10 +99,15 @@ void expectSoundFamily(const Artifact &artifact, const KernelInfo &k) {
       if (bound(prev) == bound(v)) {
         EXPECT_FALSE(!prev.vectorized && v.vectorized)
             << "after " << prev.function;
+        EXPECT_FALSE(!prev.vectorized && !prev.peeled && v.peeled)
+            << "after " << prev.function;
       }
     }
-    (v.vectorized ? mostVectorized : mostGeneral) =
-        std::max(v.vectorized ? mostVectorized : mostGeneral, bound(v));
+    if (v.vectorized || v.peeled)
+      mostVectorized =
+          std::max(mostVectorized, v.maxD == 0 ? INT64_MAX : v.maxD);
+    else
+      mostGeneral = std::max(mostGeneral, bound(v));
   }
   EXPECT_GE(mostGeneral, mostVectorized)
       << "a misaligned row that a vectorized variant serves has no variant";
@@ -112,7 +129,7 @@ TEST(ArtifactTest, ReadsCompilerOutput) {
   // unbounded streamed ones.
   expectSoundFamily(artifact, k);
   ASSERT_GT(k.variants.size(), 4u);
-  int registerResident = 0, halfChunk = 0, quarterChunk = 0;
+  int registerResident = 0, halfChunk = 0, quarterChunk = 0, peeled = 0;
   for (size_t i = 0; i < k.variants.size(); ++i) {
     const VariantInfo &v = k.variants[i];
     SCOPED_TRACE(v.function);
@@ -134,8 +151,11 @@ TEST(ArtifactTest, ReadsCompilerOutput) {
       EXPECT_EQ(v.chunk, 8);
     }
     registerResident += v.chunksPerThread > 0;
+    peeled += v.peeled;
   }
   EXPECT_GT(registerResident, 2);
+  // Rows of any offset (odd D) with the f32 gate and weight in granules.
+  EXPECT_GT(peeled, 2);
   EXPECT_GT(halfChunk, 2);
   EXPECT_EQ(quarterChunk, halfChunk);
   // The last two serve any D: streamed, vectorized then general.
@@ -217,7 +237,7 @@ TEST(ArtifactTest, ReadsCompilerOutput) {
 TEST(ArtifactTest, EveryFamilyIsSound) {
   for (const char *name :
        {"fused", "fused_d3072", "fused_d32768", "qk_neox", "qk_neox_dynamic_d",
-        "qk_interleaved", "frames", "select"}) {
+        "qk_interleaved", "frames", "select", "rmsnorm", "layernorm"}) {
     SCOPED_TRACE(name);
     Artifact artifact = loadArtifact(name);
     ASSERT_FALSE(artifact.kernels.empty());

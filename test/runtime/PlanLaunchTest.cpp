@@ -29,11 +29,61 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// out independently of planLaunch. A launch whose tensors are all 16-byte
 /// aligned allows every chunk (kAnyChunk), one 8-byte aligned in bf16 the
 /// 8-byte chunks of 4 elements, one misaligned by an element none (0).
+/// A peeled variant's guard holds only where `peeled` says the launch's
+/// tensors allow one (peeledServes below).
 constexpr int64_t kAnyChunk = INT64_MAX;
-bool guardHolds(const VariantInfo &v, int64_t d, int64_t maxChunk) {
+bool guardHolds(const VariantInfo &v, int64_t d, int64_t maxChunk,
+                bool peeled = false) {
   if (v.vectorized && (v.chunk > maxChunk || d % v.chunk != 0))
     return false;
+  if (v.peeled && !peeled)
+    return false;
   return v.maxD == 0 || d <= v.maxD;
+}
+
+/// Whether `launch` allows a peeled variant of chunks of `chunk` elements
+/// (docs/Artifact.md, written out independently of planLaunch): every
+/// [B, S, D] tensor starts at the same element offset modulo the chunk and
+/// steps by strides equal modulo the chunk (a dimension of size 1 never
+/// steps), and every operand broadcast along the rows of 4 bytes or more
+/// per element is 16-byte aligned, with strides (of dimensions larger than
+/// 1) that keep it so.
+bool peeledServes(const KernelInfo &k, const Launch &launch, int64_t chunk) {
+  std::vector<const Tensor *> rows;
+  for (size_t i = 0; i < k.args.size(); ++i) {
+    if (!k.args[i].isTensor || k.args[i].role != "data")
+      continue;
+    const Tensor &t = launch.args[i].tensor;
+    int64_t bytes = dtypeBytes(k.args[i].dtype);
+    if (k.args[i].bcast == "BSD") {
+      rows.push_back(&t);
+    } else if (k.args[i].bcast != "One" && bytes >= 4) {
+      if (t.data % 16 != 0)
+        return false;
+      for (int dim = 0; dim + 1 < t.rank; ++dim)
+        if (t.shape[dim] > 1 && t.strides[dim] * bytes % 16 != 0)
+          return false;
+    }
+  }
+  for (size_t r = 0; r < k.results.size(); ++r)
+    if (k.results[r].shape.size() == 3 && !k.results[r].group)
+      rows.push_back(&launch.results[r]);
+  if (rows.empty())
+    return false;
+  auto offset = [&](const Tensor &t) {
+    int64_t bytes = dtypeBytes(t.dtype);
+    return t.data % bytes != 0 ? -1 : int64_t(t.data / bytes) % chunk;
+  };
+  for (const Tensor *t : rows) {
+    if (offset(*t) < 0 || offset(*t) != offset(*rows[0]))
+      return false;
+    for (int dim = 0; dim < 2; ++dim)
+      for (const Tensor *u : rows)
+        if (t->shape[dim] > 1 && u->shape[dim] > 1 &&
+            (t->strides[dim] - u->strides[dim]) % chunk != 0)
+          return false;
+  }
+  return true;
 }
 
 /// Checks that `plan` launches the first variant of `kernel` whose guard
@@ -42,12 +92,13 @@ bool guardHolds(const VariantInfo &v, int64_t d, int64_t maxChunk) {
 const VariantInfo &expectFirstFitUpTo(const KernelInfo &kernel,
                                       const LaunchPlan &plan, int64_t d,
                                       int64_t maxChunk,
-                                      const std::vector<int64_t> &rows) {
+                                      const std::vector<int64_t> &rows,
+                                      bool peeled = false) {
   const VariantInfo &v = launchedVariant(kernel, plan);
-  EXPECT_TRUE(guardHolds(v, d, maxChunk))
+  EXPECT_TRUE(guardHolds(v, d, maxChunk, peeled))
       << v.function << " launched for D = " << d;
   for (int i = 0; i < plan.variant && i < (int)kernel.variants.size(); ++i)
-    EXPECT_FALSE(guardHolds(kernel.variants[i], d, maxChunk))
+    EXPECT_FALSE(guardHolds(kernel.variants[i], d, maxChunk, peeled))
         << kernel.variants[i].function << " comes before " << v.function
         << " and serves D = " << d;
   EXPECT_EQ(plan.vectorized, v.vectorized) << v.function;
@@ -65,8 +116,10 @@ const VariantInfo &expectFirstFitUpTo(const KernelInfo &kernel,
 const VariantInfo &expectFirstFit(const KernelInfo &kernel,
                                   const LaunchPlan &plan, int64_t d,
                                   bool aligned,
-                                  const std::vector<int64_t> &rows) {
-  return expectFirstFitUpTo(kernel, plan, d, aligned ? kAnyChunk : 0, rows);
+                                  const std::vector<int64_t> &rows,
+                                  bool peeled = false) {
+  return expectFirstFitUpTo(kernel, plan, d, aligned ? kAnyChunk : 0, rows,
+                            peeled);
 }
 
 /// Checks every parameter of `plan` against the operands of `launch` and
@@ -420,6 +473,7 @@ TEST_F(FusedTest, GeneralWhenMisaligned) {
     ASSERT_TRUE(status.ok()) << status.message();
     EXPECT_FALSE(plan.vectorized) << kernel().args[i].name;
     EXPECT_EQ(paramValue(kernel(), plan, "arg_ptr", i), arg(launch, i).data);
+    EXPECT_FALSE(peeledServes(kernel(), launch, 8));
     expectFirstFit(kernel(), plan, 1536, false, {21});
   }
   Launch launch = make(3, 7, 1536);
@@ -428,14 +482,25 @@ TEST_F(FusedTest, GeneralWhenMisaligned) {
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
   EXPECT_FALSE(plan.vectorized);
   expectFirstFit(kernel(), plan, 1536, false, {21});
+  // Every row tensor one element in, the gate and weight aligned: rows of
+  // one offset, a peeled variant.
+  launch = make(3, 7, 1536);
+  for (int i : {0, 1})
+    arg(launch, i).data += 2;
+  launch.results[0].data += 2;
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  ASSERT_TRUE(peeledServes(kernel(), launch, 8));
+  EXPECT_TRUE(expectFirstFit(kernel(), plan, 1536, false, {21}, true).peeled);
 }
 
 TEST_F(FusedTest, GeneralWhenRowsArePadded) {
-  // 1537 bf16 elements: rows 3074 bytes apart, 2-byte aligned only.
+  // 1537 bf16 elements: rows 3074 bytes apart, 2-byte aligned only (and
+  // the gate's batches 6148 bytes apart: no peeled variant).
   Launch launch = make(3, 7, 1536, 1537);
   LaunchPlan plan;
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
   EXPECT_FALSE(plan.vectorized);
+  EXPECT_FALSE(peeledServes(kernel(), launch, 8));
   EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 1, 1), 1537u);
   expectParams(kernel(), launch, plan, {21}, {7}, {1}, 1536);
   expectFirstFit(kernel(), plan, 1536, false, {21});
@@ -496,28 +561,42 @@ TEST_F(FusedTest, QuarterChunksWhenDIsEven) {
   EXPECT_EQ(expectFirstFitUpTo(kernel(), plan, 1542, 2, {21}).chunk, 2);
 }
 
-TEST_F(FusedTest, GeneralWhenDIsOdd) {
-  // Every stride and pointer aligned, but D is odd.
+TEST_F(FusedTest, PeeledOrGeneralWhenDIsOdd) {
+  // Every stride and pointer aligned, but D is odd: a peeled variant.
   Launch launch = make(3, 7, 1531, 1536);
   LaunchPlan plan;
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
   EXPECT_FALSE(plan.vectorized);
   EXPECT_EQ(plan.rowLength, 1531);
-  expectFirstFit(kernel(), plan, 1531, true, {21});
+  ASSERT_TRUE(peeledServes(kernel(), launch, 8));
+  EXPECT_TRUE(expectFirstFit(kernel(), plan, 1531, true, {21}, true).peeled);
+  // Dense rows of 1543: the gate's batches 6172 bytes apart, not a
+  // multiple of 16, so the general variant.
   launch = make(3, 7, 1543);
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
   EXPECT_FALSE(plan.vectorized);
-  expectFirstFit(kernel(), plan, 1543, false, {21});
-  // Short rows: a general variant that holds them in registers.
+  ASSERT_FALSE(peeledServes(kernel(), launch, 8));
+  EXPECT_FALSE(expectFirstFit(kernel(), plan, 1543, false, {21}).peeled);
+  // Short rows (9, dense: the same for the gate): a general variant that
+  // holds them in registers.
   launch = make(3, 7, 9);
   ASSERT_TRUE(launch.plan(kernel(), plan).ok());
   EXPECT_FALSE(plan.vectorized);
+  ASSERT_FALSE(peeledServes(kernel(), launch, 8));
   const VariantInfo &g = expectFirstFit(kernel(), plan, 9, false, {21});
   EXPECT_GT(g.chunksPerThread, 0);
   EXPECT_GE(g.maxD, 9);
+  // One batch of dense rows of 1001: the gate's batch stride never steps,
+  // peeled.
+  launch = make(1, 7, 1001);
+  ASSERT_TRUE(launch.plan(kernel(), plan).ok());
+  ASSERT_TRUE(peeledServes(kernel(), launch, 8));
+  EXPECT_TRUE(expectFirstFit(kernel(), plan, 1001, false, {7}, true).peeled);
 }
 
-TEST_F(FusedTest, GeneralWithoutVectorizedVariants) {
+TEST_F(FusedTest, PeeledOrGeneralWithoutVectorizedVariants) {
+  // Aligned rows, the vectorized variants dropped: the first peeled or
+  // general variant that holds the row.
   KernelInfo k = kernel();
   k.variants.erase(
       std::remove_if(k.variants.begin(), k.variants.end(),
@@ -529,7 +608,7 @@ TEST_F(FusedTest, GeneralWithoutVectorizedVariants) {
     LaunchPlan plan;
     ASSERT_TRUE(launch.plan(k, plan).ok()) << d;
     EXPECT_FALSE(plan.vectorized);
-    expectFirstFit(k, plan, d, true, {21});
+    expectFirstFit(k, plan, d, true, {21}, peeledServes(k, launch, 8));
   }
 }
 
@@ -601,8 +680,8 @@ TEST_F(FusedTest, AnyVariantWhoseGuardHoldsCanBeAskedFor) {
         const VariantInfo &variant = kernel().variants[v];
         LaunchPlan plan;
         Status status = launch.planVariant(kernel(), (int)v, plan);
-        if (!guardHolds(variant, d, aligned ? kAnyChunk : 0) ||
-            (variant.peeled && !aligned)) {
+        if (!guardHolds(variant, d, aligned ? kAnyChunk : 0,
+                        peeledServes(kernel(), launch, 8))) {
           EXPECT_FALSE(status.ok()) << variant.function;
           EXPECT_NE(status.message().find("'" + variant.function +
                                           "' does not serve this call"),
@@ -823,7 +902,8 @@ TEST_F(FusedTest, EveryRowLengthHasAVariant) {
       LaunchPlan plan;
       Status status = launch.plan(kernel(), plan);
       ASSERT_TRUE(status.ok()) << "D = " << d << ": " << status.message();
-      expectFirstFitUpTo(kernel(), plan, d, maxChunk, {3});
+      expectFirstFitUpTo(kernel(), plan, d, maxChunk, {3},
+                         peeledServes(kernel(), launch, 8));
       if (::testing::Test::HasFailure())
         FAIL() << "at D = " << d << (aligned ? "" : ", misaligned");
     }
