@@ -67,7 +67,19 @@ only=${ONLY:-all}
       [[ $name == *frames* ]] && extra=",F=3" && rows=$( [ "$d" -le 128 ] && echo "B=3,S=51" || echo "B=1,S=3")
       fix=$(compile "$f" "${name}_${dt}_D$d" --dim "D=$d")
       case_ "$f" "${name}_${dt}_D$d" "$fix" "$rows,D=$d$extra" "--graph"
+      # The family too; rows 3 elements apart from a chunk grid take its
+      # peeled variants (a static D that is a multiple of the chunk has
+      # none).
       echo "$dyn $out/cases/${name}_${dt}_D$d" >> "$list"
+      echo "$dyn $out/cases/${name}_${dt}_D$d --pad 3" >> "$list"
+    done
+    # Odd rows, D dynamic only: peeled variants where every operand
+    # allows them (aligned, --pad 3), the general variant where not.
+    for d in 121 1001 4097; do
+      [ "$dt" = bf16 ] || [ "$d" = 1001 ] || continue
+      rows=$(rowdims "$d"); extra=""
+      [[ $name == *frames* ]] && extra=",F=3" && rows=$( [ "$d" -le 128 ] && echo "B=3,S=51" || echo "B=1,S=3")
+      case_ "$f" "${name}_${dt}_D$d" "$dyn" "$rows,D=$d$extra"
     done
   done
 done
@@ -94,7 +106,7 @@ for ex in examples/scale_residual_layernorm_scale_shift.mlir \
       [ -d "$out/cases/${name}_${dt}_D$d" ] \
         || "$bin/nf-interp" "$f" --dims "$rows,D=$d" --seed 7 \
              --write-dir "$out/cases/${name}_${dt}_D$d" > /dev/null
-      for flags in "" "--misalign" "--pad 8" "--graph"; do
+      for flags in "" "--misalign" "--pad 8" "--pad 3" "--graph"; do
         echo "$dynamic $out/cases/${name}_${dt}_D$d $flags" >> "$list"
       done
     done
