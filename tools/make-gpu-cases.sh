@@ -8,7 +8,11 @@
 #   ONLY=long tools/make-gpu-cases.sh ...        (only the long-row cases
 #        at the end)
 #
-# The device tool carries at most 64 MiB, so large-D cases use few rows.
+# The device tool carries at most 64 MiB, so large-D cases use few rows;
+# gpu-cases/ is still larger (about 190 MB, 2026-12-03): pack it
+# (`tar -cf - gpu-cases | xz -T2 > gpu-z/cases.tar.xz`, about 25 MB), carry
+# gpu-z and unpack it there before tools/gpu-check.sh (python3's tarfile
+# reads it where tar has no xz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build/bin}
