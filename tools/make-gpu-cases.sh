@@ -71,9 +71,9 @@ only=${ONLY:-all}
       [[ $name == *frames* ]] && extra=",F=3" && rows=$( [ "$d" -le 128 ] && echo "B=3,S=51" || echo "B=1,S=3")
       fix=$(compile "$f" "${name}_${dt}_D$d" --dim "D=$d")
       case_ "$f" "${name}_${dt}_D$d" "$fix" "$rows,D=$d$extra" "--graph"
-      # The family too; rows 3 elements apart from a chunk grid take its
-      # peeled variants (a static D that is a multiple of the chunk has
-      # none).
+      # The family too; with --pad 3 (rows D + 3 apart) rows start off the
+      # chunk grid and take its peeled variants (a static D that is a
+      # multiple of the chunk has none).
       echo "$dyn $out/cases/${name}_${dt}_D$d" >> "$list"
       echo "$dyn $out/cases/${name}_${dt}_D$d --pad 3" >> "$list"
     done
