@@ -1054,6 +1054,14 @@ TEST_F(PeeledTest, StridesOfSizeOneDimensionsDoNotCount) {
   EXPECT_TRUE(planned(launch).peeled);
 }
 
+/// The variant planLaunch picks for `launch` (which must plan).
+const VariantInfo &plannedVariant(const KernelInfo &kernel, Launch &launch) {
+  LaunchPlan plan;
+  Status status = launch.plan(kernel, plan);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return launchedVariant(kernel, plan);
+}
+
 /// LayerNorm, D dynamic (examples/layernorm.mlir): x [B, S, D] bf16, an
 /// f32 weight and bias [D]. Its peeled variants load the weight and bias
 /// in aligned 16-byte granules (shifted to each row's offset), so both
@@ -1072,28 +1080,23 @@ TEST(PeeledGranulesTest, WideOperandsMustBeSixteenByteAligned) {
     launch.results = {mem.tensor(BF16, {3, 7, d})};
     return launch;
   };
-  auto planned = [&](Launch &launch) -> const VariantInfo & {
-    LaunchPlan plan;
-    Status status = launch.plan(kernel, plan);
-    EXPECT_TRUE(status.ok()) << status.message();
-    return launchedVariant(kernel, plan);
-  };
   Launch launch = make(1001);
-  EXPECT_TRUE(planned(launch).peeled) << planned(launch).function;
+  EXPECT_TRUE(plannedVariant(kernel, launch).peeled)
+      << plannedVariant(kernel, launch).function;
   // The bias one element (4 bytes) in: the general variant.
   launch = make(1001);
   launch.args[2].tensor.data += 4;
-  const VariantInfo &g = planned(launch);
+  const VariantInfo &g = plannedVariant(kernel, launch);
   EXPECT_FALSE(g.peeled || g.vectorized) << g.function;
   // The weight four elements in: aligned again.
   launch = make(1001);
   launch.args[1].tensor.data += 16;
-  EXPECT_TRUE(planned(launch).peeled);
+  EXPECT_TRUE(plannedVariant(kernel, launch).peeled);
   // Rows one element in, the weight and bias aligned: still peeled.
   launch = make(1001);
   launch.args[0].tensor.data += 2;
   launch.results[0].data += 2;
-  EXPECT_TRUE(planned(launch).peeled);
+  EXPECT_TRUE(plannedVariant(kernel, launch).peeled);
 }
 
 /// The seeds' [B, 1, D] f32 operands are read in granules too: every batch's
@@ -1104,23 +1107,19 @@ TEST(PeeledGranulesTest, BatchStrideOfBroadcastOperands) {
   ASSERT_EQ(artifact.kernels.size(), 1u);
   const KernelInfo &kernel = artifact.kernels[0];
   FakeMemory mem;
-  auto planned = [&](Launch &launch) -> const VariantInfo & {
-    LaunchPlan plan;
-    Status status = launch.plan(kernel, plan);
-    EXPECT_TRUE(status.ok()) << status.message();
-    return launchedVariant(kernel, plan);
-  };
   // One batch: the gate's batch stride (1001 f32) is never used.
   Launch launch = fusedLaunch(mem, 1, 7, 1001);
-  EXPECT_TRUE(planned(launch).peeled) << planned(launch).function;
+  EXPECT_TRUE(plannedVariant(kernel, launch).peeled)
+      << plannedVariant(kernel, launch).function;
   // Two batches, dense: the second batch's gate row starts 4 bytes past a
   // granule, so the general variant.
   launch = fusedLaunch(mem, 2, 7, 1001);
-  const VariantInfo &g = planned(launch);
+  const VariantInfo &g = plannedVariant(kernel, launch);
   EXPECT_FALSE(g.peeled || g.vectorized) << g.function;
   // Two batches, the gate's rows 1004 elements apart: aligned again.
   launch.args[2].tensor = mem.tensor(F32, {2, 1, 1001}, 1004);
-  EXPECT_TRUE(planned(launch).peeled) << planned(launch).function;
+  EXPECT_TRUE(plannedVariant(kernel, launch).peeled)
+      << plannedVariant(kernel, launch).function;
 }
 
 TEST(StaticDTest, CompiledRowLength) {
