@@ -50,7 +50,8 @@ import torch.nn.functional as F
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # bench.py puts python/ on the path and imports normfuse.
 from bench import (SETS, capture, copy_graph, fagn_eager,  # noqa
-                   replay_time_us, rms, srn_affine_eager, srn_eager)
+                   ntma_eager, replay_time_us, rms, srn_affine_eager,
+                   srn_eager)
 import normfuse  # noqa: E402
 import quant_cases  # noqa: E402
 from normfuse.testing import (is_quantized_dtype, max_relative_error,  # noqa
@@ -199,6 +200,24 @@ def fagn_ref(x, residual, gate, weight):
     n = res * torch.rsqrt(res.pow(2).mean(-1, keepdim=True) + EPS) \
         * weight.double()
     return (x.double() + gate.double() * n,)
+
+
+def ntma_inputs(M, D, gen, device):
+    # bench.py's ntma_inputs (seed #3 with norm_scale) at B=1, S=M.
+    return [randn((1, M, D), bf16, gen, device),
+            randn((1, M, D), bf16, gen, device),
+            randn((1, 1, D), f32, gen, device),
+            randn((D,), f32, gen, device), randn((D,), f32, gen, device),
+            randn((1, 1, D), f32, gen, device)]
+
+
+def ntma_ref(x, residual, gate, weight1, weight2, scale):
+    # The second norm reads r rounded to x's dtype, as the kernel does
+    # (examples/norm_tanh_mul_add_norm_scale.mlir).
+    r = residual.double() + torch.tanh(gate.double()) \
+        * rms(x.double(), weight1.double())
+    r = r.to(x.dtype).double()
+    return rms(r, weight2.double()) * (1 + scale.double()), r
 
 
 # -- Quack and Liger: 2-D [M, D] APIs, specialized (compiled) per D ----------
@@ -356,6 +375,10 @@ CASES = [
     Case("fused_add_gate_norm", bf16, fagn_inputs, fagn_eager, fagn_ref,
          no_kernel("Quack"), no_kernel("Liger"),
          "seed #2: x, residual bf16; gate [1, 1, D], weight [D] f32"),
+    Case("norm_tanh_mul_add_norm_scale", bf16, ntma_inputs, ntma_eager,
+         ntma_ref, no_kernel("Quack"), no_kernel("Liger"),
+         "seed #3 with norm_scale: x, residual bf16; gate, scale [1, 1, D], "
+         "weight1, weight2 [D] f32"),
 ] + [
     # Quantized outputs (bench/quant_cases.py): the references are the
     # quantized values and f32 scales themselves.

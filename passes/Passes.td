@@ -139,7 +139,11 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
     where that makes it persistent, and rows of a warp or less keep sharing
     their CTA of 128 threads, each row group walking its own tokens; a row
     of 16 threads or fewer takes the fewest threads (at least 4) that hold
-    it in at most `max-chunks` chunks while it stays persistent. In
+    it in at most `max-chunks` chunks while it stays persistent, and a
+    one-CTA row whose threads would hold more operand registers than a
+    persistent schedule may (seed #3's four f32 operands at four chunks)
+    is spread over the fewest more threads (at most 512) that may be
+    (64 x 4 -> 128 x 2, 128 x 4 -> 256 x 2, 256 x 4 -> 512 x 2). In
     other kernels (rows of 64 threads or more only) of one 16-bit
     `[B, S, D]` input and two or more reductions, where measured faster:
     the 512 x 4 schedule (LayerNorm, rmsnorm_quant_fp8 at D =

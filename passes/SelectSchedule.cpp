@@ -290,6 +290,29 @@ struct NfSelectSchedulePass
     return s;
   }
 
+  /// Where a reduction waits on operands along the row, a one-CTA row whose
+  /// schedule may not be persistent because its threads would hold too many
+  /// operand registers (mayPersist: seed #3's four f32 operands at 4 chunks
+  /// per thread hold 128) is spread over the fewest more threads (at most
+  /// 512) that hold fewer chunks each and may be: 64 x 4 -> 128 x 2, 128 x
+  /// 4 -> 256 x 2, 256 x 4 -> 512 x 2. The persistent CTA reads those
+  /// operands once per batch entry instead of once per row.
+  Schedule morePersistentThreads(KernelOp kernel, Schedule s, int64_t d) const {
+    if (s.clusterSize != 1 || s.staged || s.threadsPerRow < 64 ||
+        isPersistent(kernel, s))
+      return s;
+    int64_t vectors = llvm::divideCeil(d, s.chunk);
+    for (Schedule more = s; more.threadsPerRow < kMaxRegisterRowThreads;) {
+      more.threadsPerRow *= 2;
+      more.chunksPerThread = llvm::divideCeil(vectors, more.threadsPerRow);
+      more.rowsPerThread = 1;
+      more.rowsPerCta = 1;
+      if (isPersistent(kernel, more))
+        return more;
+    }
+    return s;
+  }
+
   /// The schedule for rows of `d` elements (std::nullopt: any D).
   FailureOr<Schedule> select(KernelOp kernel, std::optional<int64_t> d) {
     int64_t rowChunks = rowMaxChunks(kernel);
@@ -576,8 +599,10 @@ struct NfSelectSchedulePass
       if (isPersistent(kernel, one))
         s.rowsPerCta = 1;
     }
-    if (!streaming && !forced() && maxChunks == 0 && waits)
+    if (!streaming && !forced() && maxChunks == 0 && waits) {
       s = fewestPersistentThreads(kernel, s, *d, rowChunks);
+      s = morePersistentThreads(kernel, s, *d);
+    }
     if (rowsPerThread < 0 || rowsPerThread > 8)
       return kernel.emitOpError("rows-per-thread must be 1 to 8, found ")
              << rowsPerThread;
