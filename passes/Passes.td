@@ -143,7 +143,9 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
     one-CTA row whose threads would hold more operand registers than a
     persistent schedule may (seed #3's four f32 operands at four chunks)
     is spread over the fewest more threads (at most 512) that may be
-    (64 x 4 -> 128 x 2, 128 x 4 -> 256 x 2, 256 x 4 -> 512 x 2). In
+    (64 x 4 -> 128 x 2, 128 x 4 -> 256 x 2, 256 x 4 -> 512 x 2), and a
+    row of three chunks in 256 threads goes to 128 threads of six chunks
+    where those may be persistent (layernorm_modulate_quant_fp8). In
     other kernels (rows of 64 threads or more only) of one 16-bit
     `[B, S, D]` input and two or more reductions, where measured faster:
     the 512 x 4 schedule (LayerNorm, rmsnorm_quant_fp8 at D =

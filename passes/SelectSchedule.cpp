@@ -313,6 +313,30 @@ struct NfSelectSchedulePass
     return s;
   }
 
+  /// Where a reduction waits on operands along the row, a one-CTA row of
+  /// three chunks per thread in 256 threads goes to 128, six chunks each,
+  /// where those may be persistent (operands of 8 bytes per element: 96
+  /// held registers; seed #3's 16 may not). H200,
+  /// layernorm_modulate_quant_fp8, D dynamic, % of a copy: D = 5632 / 6144
+  /// 77.8 / 82.4 -> 81.4 / 83.9, odd 6137 (peeled) 34.1 -> 39.4. Not 512 x
+  /// 3 -> 256 x 6: +5.0 at 11264 and 12288, but its peeled variant (151
+  /// registers, not persistent) lost 12.4 at 12281; nor 128 x 3 -> 64 x 6
+  /// (3072: 94.8 -> 86.0). docs/benchmarks.md, "Six chunks per thread
+  /// where a reduction waits on operands".
+  Schedule fewerPersistentThreads(KernelOp kernel, Schedule s,
+                                  int64_t d) const {
+    if (s.clusterSize != 1 || s.staged || s.chunk != 8 ||
+        s.threadsPerRow != 256 || s.chunksPerThread != 3)
+      return s;
+    Schedule fewer = s;
+    fewer.threadsPerRow = s.threadsPerRow / 2;
+    fewer.chunksPerThread =
+        llvm::divideCeil(llvm::divideCeil(d, s.chunk), fewer.threadsPerRow);
+    fewer.rowsPerThread = 1;
+    fewer.rowsPerCta = 1;
+    return isPersistent(kernel, fewer) ? fewer : s;
+  }
+
   /// The schedule for rows of `d` elements (std::nullopt: any D).
   FailureOr<Schedule> select(KernelOp kernel, std::optional<int64_t> d) {
     int64_t rowChunks = rowMaxChunks(kernel);
@@ -602,6 +626,7 @@ struct NfSelectSchedulePass
     if (!streaming && !forced() && maxChunks == 0 && waits) {
       s = fewestPersistentThreads(kernel, s, *d, rowChunks);
       s = morePersistentThreads(kernel, s, *d);
+      s = fewerPersistentThreads(kernel, s, *d);
     }
     if (rowsPerThread < 0 || rowsPerThread > 8)
       return kernel.emitOpError("rows-per-thread must be 1 to 8, found ")
