@@ -13,6 +13,7 @@
 // rule applies.
 // RUN: nf-opt %s -split-input-file -nf-decompose -nf-select-schedule | FileCheck %s
 // RUN: nf-opt %s -split-input-file -nf-decompose -nf-select-schedule=persistent=none | FileCheck %s --check-prefix=NONE
+// RUN: nf-opt %s -split-input-file -nf-decompose -nf-select-schedule=async-copy=false | FileCheck %s --check-prefix=NONE
 
 // D dynamic: the family from 64 x 3 (D <= 1536) to 512 x 3.
 // CHECK-LABEL: nf.kernel @seed3(
