@@ -272,17 +272,23 @@ struct NfSelectSchedulePass
   /// whole rows apart).
   static constexpr int64_t kMinPersistentRowThreads = 4;
 
+  /// `s` with its row of `d` elements spread over `threads` threads, one
+  /// row per thread: a block of kRowGroupBlockSize threads of such rows,
+  /// or a CTA per row from 64 threads (so that it may be persistent).
+  static Schedule spreadOver(Schedule s, int64_t threads, int64_t d) {
+    s.threadsPerRow = threads;
+    s.chunksPerThread = llvm::divideCeil(llvm::divideCeil(d, s.chunk), threads);
+    s.rowsPerThread = 1;
+    s.rowsPerCta = threads >= 64 ? 1 : kRowGroupBlockSize / threads;
+    return s;
+  }
+
   Schedule fewestPersistentThreads(KernelOp kernel, Schedule s, int64_t d,
                                    int64_t rowChunks) const {
     if (s.clusterSize != 1 || s.staged || s.threadsPerRow > 16)
       return s;
-    int64_t vectors = llvm::divideCeil(d, s.chunk);
     while (s.threadsPerRow > kMinPersistentRowThreads) {
-      Schedule fewer = s;
-      fewer.threadsPerRow = s.threadsPerRow / 2;
-      fewer.chunksPerThread = llvm::divideCeil(vectors, fewer.threadsPerRow);
-      fewer.rowsPerThread = 1;
-      fewer.rowsPerCta = kRowGroupBlockSize / fewer.threadsPerRow;
+      Schedule fewer = spreadOver(s, s.threadsPerRow / 2, d);
       if (fewer.chunksPerThread > rowChunks || !isPersistent(kernel, fewer))
         break;
       s = fewer;
@@ -301,12 +307,9 @@ struct NfSelectSchedulePass
     if (s.clusterSize != 1 || s.staged || s.threadsPerRow < 64 ||
         isPersistent(kernel, s))
       return s;
-    int64_t vectors = llvm::divideCeil(d, s.chunk);
-    for (Schedule more = s; more.threadsPerRow < kMaxRegisterRowThreads;) {
-      more.threadsPerRow *= 2;
-      more.chunksPerThread = llvm::divideCeil(vectors, more.threadsPerRow);
-      more.rowsPerThread = 1;
-      more.rowsPerCta = 1;
+    for (int64_t threads = 2 * s.threadsPerRow;
+         threads <= kMaxRegisterRowThreads; threads *= 2) {
+      Schedule more = spreadOver(s, threads, d);
       if (isPersistent(kernel, more))
         return more;
     }
@@ -328,12 +331,7 @@ struct NfSelectSchedulePass
     if (s.clusterSize != 1 || s.staged || s.chunk != 8 ||
         s.threadsPerRow != 256 || s.chunksPerThread != 3)
       return s;
-    Schedule fewer = s;
-    fewer.threadsPerRow = s.threadsPerRow / 2;
-    fewer.chunksPerThread =
-        llvm::divideCeil(llvm::divideCeil(d, s.chunk), fewer.threadsPerRow);
-    fewer.rowsPerThread = 1;
-    fewer.rowsPerCta = 1;
+    Schedule fewer = spreadOver(s, s.threadsPerRow / 2, d);
     return isPersistent(kernel, fewer) ? fewer : s;
   }
 
