@@ -119,17 +119,6 @@ static const char *paramKindName(KernelParam::Kind kind) {
   llvm_unreachable("unknown parameter kind");
 }
 
-/// The static shared memory the variant's function allocated
-/// (compileToPTX records it on the kernel), or -1 where it is not recorded.
-static int64_t sharedMemoryBytes(KernelOp kernel, VariantAttr variant) {
-  auto bytes = kernel->getAttrOfType<DictionaryAttr>(getSharedBytesAttrName());
-  if (!bytes)
-    return -1;
-  auto entry = dyn_cast_or_null<IntegerAttr>(
-      bytes.get(getVariantFunctionName(kernel, variant)));
-  return entry ? entry.getInt() : -1;
-}
-
 /// The dynamic shared memory a launch of the variant's function must give
 /// (compileToPTX records it on the kernel; none where it is not recorded).
 static int64_t dynamicSharedMemoryBytes(KernelOp kernel, VariantAttr variant) {
@@ -141,6 +130,38 @@ static int64_t dynamicSharedMemoryBytes(KernelOp kernel, VariantAttr variant) {
   return entry ? entry.getInt() : 0;
 }
 
+/// Whether a function of the module has dynamic shared memory: a persistent
+/// variant's slots, declared once for the whole PTX module (`.extern
+/// .shared`, aligned to 128 bytes).
+static bool hasDynamicSharedMemory(ModuleOp module) {
+  for (KernelOp kernel : module.getOps<KernelOp>())
+    if (FailureOr<SmallVector<VariantAttr>> variants = getVariants(kernel);
+        succeeded(variants))
+      for (VariantAttr variant : *variants)
+        if (dynamicSharedMemoryBytes(kernel, variant) > 0)
+          return true;
+  return false;
+}
+
+/// The static shared memory the variant's function allocated
+/// (compileToPTX records it on the kernel), or -1 where it is not recorded.
+/// In a module with dynamic shared memory, ptxas gives every function that
+/// has static shared memory a multiple of the dynamic buffer's 128-byte
+/// alignment (H200 family of layernorm_modulate_quant_fp8: 32 and 48 bytes
+/// reported as 128, 272 as 384), which is what a CTA then takes.
+static int64_t sharedMemoryBytes(KernelOp kernel, VariantAttr variant,
+                                 bool alignedToDynamic) {
+  auto bytes = kernel->getAttrOfType<DictionaryAttr>(getSharedBytesAttrName());
+  if (!bytes)
+    return -1;
+  auto entry = dyn_cast_or_null<IntegerAttr>(
+      bytes.get(getVariantFunctionName(kernel, variant)));
+  if (!entry)
+    return -1;
+  int64_t shared = entry.getInt();
+  return alignedToDynamic && shared > 0 ? llvm::alignTo(shared, 128) : shared;
+}
+
 LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
                                       StringRef ptx, StringRef torchSource,
                                       std::optional<StringRef> cubin,
@@ -148,8 +169,9 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
   // The body is composed in memory so that its digest can end the file.
   std::string body;
   llvm::raw_string_ostream os(body);
-  os << "normfuse-artifact 8\n";
+  os << "normfuse-artifact 9\n";
   os << "target " << chip << "\n";
+  bool alignedToDynamic = hasDynamicSharedMemory(module);
   for (KernelOp kernel : module.getOps<KernelOp>()) {
     FailureOr<SmallVector<VariantAttr>> variants = getVariants(kernel);
     if (failed(variants))
@@ -173,7 +195,7 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
       os << "row_multiple " << multiple << "\n";
     for (VariantAttr variant : *variants) {
       Schedule s = Schedule::fromAttr(variant.getSchedule());
-      int64_t shared = sharedMemoryBytes(kernel, variant);
+      int64_t shared = sharedMemoryBytes(kernel, variant, alignedToDynamic);
       if (shared < 0)
         return kernel.emitOpError("has no shared-memory figure for ")
                << getVariantFunctionName(kernel, variant)
@@ -186,7 +208,8 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
          << s.chunk << " chunks_per_thread " << s.chunksPerThread << " block "
          << s.blockSize() << " shared " << shared << " cluster "
          << s.clusterSize << " dynamic_shared "
-         << dynamicSharedMemoryBytes(kernel, variant) << "\n";
+         << dynamicSharedMemoryBytes(kernel, variant) << " max_rows_per_cta "
+         << variant.getMaxRowsPerCta() << "\n";
     }
     os << "chains " << chains.getChains().size() << "\n";
     SmallVector<ArgumentUse> uses = describeArguments(kernel, chains);
@@ -228,6 +251,7 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
 }
 
 void mlir::nf::printKernelSummary(ModuleOp module, llvm::raw_ostream &os) {
+  bool alignedToDynamic = hasDynamicSharedMemory(module);
   for (KernelOp kernel : module.getOps<KernelOp>()) {
     FailureOr<SmallVector<VariantAttr>> variants = getVariants(kernel);
     if (failed(variants))
@@ -252,10 +276,13 @@ void mlir::nf::printKernelSummary(ModuleOp module, llvm::raw_ostream &os) {
       if (s.staged)
         os << " staged";
       os << " block=" << s.blockSize();
-      if (int64_t shared = sharedMemoryBytes(kernel, variant); shared >= 0)
+      if (int64_t shared = sharedMemoryBytes(kernel, variant, alignedToDynamic);
+          shared >= 0)
         os << " shared=" << shared << "B";
       if (int64_t dynamic = dynamicSharedMemoryBytes(kernel, variant))
         os << " dynamic_shared=" << dynamic << "B";
+      if (int64_t rows = variant.getMaxRowsPerCta())
+        os << " max_rows_per_cta=" << rows;
       os << "\n";
     }
   }

@@ -175,6 +175,12 @@ def Nf_ScheduleAttr : Nf_Attr<"Schedule", "schedule"> {
     memory (asynchronous copies, two slots) while the current row is
     computed. Only the schedule's vectorized variant loops; its other
     variants run one row per CTA.
+    A schedule that is not persistent but could be may name
+    `short_launch_rows` = R > 0: its vectorized variant then has a
+    persistent twin ahead of it, which the runtime launches only where the
+    launch has at most R rows per CTA of that twin resident on the device
+    at once (a short launch, whose last rows one CTA per row would leave
+    to a few SMs).
     Parameters left at their default are not printed.
 
     ```mlir
@@ -190,7 +196,8 @@ def Nf_ScheduleAttr : Nf_Attr<"Schedule", "schedule"> {
     DefaultValuedParameter<"int64_t", "1">:$rows_per_thread,
     DefaultValuedParameter<"int64_t", "1">:$cluster_size,
     DefaultValuedParameter<"bool", "false">:$staged,
-    DefaultValuedParameter<"bool", "false">:$persistent
+    DefaultValuedParameter<"bool", "false">:$persistent,
+    DefaultValuedParameter<"int64_t", "0">:$short_launch_rows
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -226,6 +233,10 @@ def Nf_VariantAttr : Nf_Attr<"Variant", "variant"> {
       row and loaded element by element. Omitted when false.
     - `max_d`: D is at most this (a register-resident schedule holds at most
       that many elements per row); 0: any D.
+    - `max_rows_per_cta` = R > 0 (a vectorized variant of a persistent
+      schedule): the launch has at most R rows per CTA of this function
+      resident on the device at once (the runtime asks the driver how many
+      fit); the variant after it serves longer launches. Omitted when 0.
 
     `-nf-materialize-variants` builds the list from the schedules that
     `-nf-select-schedule` chose; its last variant has no guard.
@@ -242,7 +253,9 @@ def Nf_VariantAttr : Nf_Attr<"Variant", "variant"> {
     "int64_t":$max_d,
     Nf_ScheduleAttr:$schedule,
     DefaultValuedParameter<"bool", "false",
-                           "rows start anywhere (see the description)">:$peeled
+                           "rows start anywhere (see the description)">:$peeled,
+    DefaultValuedParameter<"int64_t", "0",
+                           "most rows per resident CTA (0: any)">:$max_rows_per_cta
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -114,7 +114,8 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t threadsPerRow, int64_t rowsPerCta,
                                    int64_t chunk, int64_t chunksPerThread,
                                    int64_t rowsPerThread, int64_t clusterSize,
-                                   bool staged, bool persistent) {
+                                   bool staged, bool persistent,
+                                   int64_t shortLaunchRows) {
   if (!llvm::isPowerOf2_64(threadsPerRow) || threadsPerRow > 1024 ||
       (threadsPerRow > 32 && threadsPerRow % 32 != 0))
     return emitError() << "threads_per_row must be a power of two <= 1024, "
@@ -155,6 +156,17 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "chunks_per_thread > 0, rows_per_thread = "
                           "cluster_size = 1, no staged, and rows_per_cta = 1 "
                           "for rows of more than 32 threads";
+  if (shortLaunchRows < 0)
+    return emitError() << "short_launch_rows must be >= 0 (0: no persistent "
+                          "twin), found "
+                       << shortLaunchRows;
+  if (shortLaunchRows > 0 && (persistent || chunksPerThread == 0 ||
+                              (rowsPerCta != 1 && threadsPerRow > 32) ||
+                              rowsPerThread != 1 || clusterSize != 1 || staged))
+    return emitError() << "short_launch_rows gives a schedule that is not "
+                          "persistent a persistent twin: it needs "
+                          "persistent = false and a schedule that could be "
+                          "persistent";
   return success();
 }
 
@@ -165,7 +177,8 @@ int64_t ScheduleAttr::getCapacity() const {
 
 LogicalResult VariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                   StringRef name, bool vectorized, int64_t maxD,
-                                  ScheduleAttr schedule, bool peeled) {
+                                  ScheduleAttr schedule, bool peeled,
+                                  int64_t maxRowsPerCta) {
   if (name.empty() ||
       !llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; }))
     return emitError() << "variant name must be letters, digits and '_', "
@@ -195,5 +208,14 @@ LogicalResult VariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << " elements into a chunk, so max_d must be at most "
                        << capacity - schedule.getChunk() + 1 << ", found "
                        << maxD;
+  if (maxRowsPerCta < 0)
+    return emitError() << "max_rows_per_cta must be >= 0 (0: any launch), "
+                          "found "
+                       << maxRowsPerCta;
+  if (maxRowsPerCta > 0 && (!vectorized || !schedule.getPersistent()))
+    return emitError() << "variant '" << name
+                       << "' has max_rows_per_cta, which only a vectorized "
+                          "variant of a persistent schedule may have (its "
+                          "CTAs walk the rows)";
   return success();
 }

@@ -129,6 +129,8 @@ struct NfMaterializeVariantsPass
       bool vectorized;
       int64_t maxD;
       bool peeled = false;
+      /// A short launch's persistent twin: its most rows per resident CTA.
+      int64_t maxRowsPerCta = 0;
       /// Where it goes in the order: its bound, but a peeled variant's
       /// schedule's capacity (it goes with its schedule's variants).
       int64_t orderBound() const { return peeled ? schedule.capacity() : maxD; }
@@ -172,8 +174,20 @@ struct NfMaterializeVariantsPass
         return lanes <= 32 && lanes <= v.threadsPerRow;
       };
       bool groups = getGroupLanes(kernel, 1) > 1;
-      if (canVectorize(kernel, s.chunk) && groupsFit(s))
-        vectorized.push_back({s, true, guard(s)});
+      if (canVectorize(kernel, s.chunk) && groupsFit(s)) {
+        // A short launch's persistent twin goes first: the runtime takes
+        // it for launches of at most `shortLaunchRows` rows per CTA of it
+        // that fit on the device, the schedule's own variant otherwise.
+        Schedule one = s;
+        one.shortLaunchRows = 0;
+        if (s.shortLaunchRows > 0) {
+          Schedule twin = one;
+          twin.persistent = true;
+          vectorized.push_back({twin, true, guard(s), false,
+                                s.shortLaunchRows * twin.ctaRows()});
+        }
+        vectorized.push_back({one, true, guard(s)});
+      }
       // Rows whose length is a multiple of half or a quarter of a chunk
       // only (D = 100 or 1030 in bf16, 1028 with 1-byte results): twins with
       // 8- or 4-byte accesses of the narrowest type (at least two elements
@@ -360,15 +374,22 @@ struct NfMaterializeVariantsPass
     }
     SmallVector<Attribute> attrs;
     MLIRContext *ctx = kernel.getContext();
-    for (auto [i, e] : llvm::enumerate(all)) {
-      // Named before any is dropped, so that names stay put.
+    int64_t i = 0;
+    for (const Entry &e : all) {
+      // Named before any is dropped, so that names stay put. A short
+      // launch's twin takes the number of the variant after it (its
+      // schedule's own; the names differ in the schedule's kind), so that
+      // the other variants keep the names they had without twins.
       std::string name = (e.vectorized ? "v"
                           : e.peeled   ? "p"
                                        : "g") +
                          std::to_string(i) + "_" + describe(e.schedule);
+      if (e.maxRowsPerCta == 0)
+        ++i;
       auto variant = VariantAttr::getChecked(
           [&] { return kernel.emitOpError(); }, ctx, StringRef(name),
-          e.vectorized, e.maxD, e.schedule.toAttr(ctx), e.peeled);
+          e.vectorized, e.maxD, e.schedule.toAttr(ctx), e.peeled,
+          e.maxRowsPerCta);
       if (!variant)
         return failure();
       if (isDroppableVariant(kernel, variant) &&

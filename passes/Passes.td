@@ -155,7 +155,11 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
     two 16-bit `[B, S, D]` inputs and two or more reductions whose later one
     reads an operand along the row (fused_add_rmsnorm_quant_i8), the
     512-thread schedules of three to five chunks, where their slots fit
-    (`max-persistent-stage-kb`).
+    (`max-persistent-stage-kb`). Every other one-row-per-CTA schedule of
+    128 or 256 threads that may be persistent gets `short_launch_rows = 8`
+    (`persistent=auto`): a persistent twin for launches of at most 8 rows
+    per resident CTA, which one row per CTA leaves to a few SMs at their
+    end (docs/Rationale.md, "Persistent CTAs for short launches").
 
     An option that forces a choice gives one schedule for a dynamic D too
     (streaming with 256 threads unless `threads-per-row` says otherwise),
@@ -196,8 +200,9 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
            "and, where a later reduction reads an operand along the "
            "row, rows of 256 or 512 threads and 4 or 5 chunks; in kernels of "
            "two such inputs whose later reduction reads such an operand, "
-           "512-thread rows of 3 to 5 chunks), all (every "
-           "one that may) or none">,
+           "512-thread rows of 3 to 5 chunks; the others of 128 or 256 "
+           "threads that may get a persistent twin for short launches), all "
+           "(every one that may) or none">,
     Option<"maxPersistentStageKB", "max-persistent-stage-kb", "int64_t",
            /*default=*/"96",
            "most KB of shared memory a persistent CTA's two row slots may "
@@ -220,7 +225,11 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
       and not a multiple of the chunk or a rotary half is not whole chunks;
       its guard: row tensors and strides aligned to the accesses (16 bytes),
       D a multiple of the chunk, and D at most the schedule's capacity if it
-      holds the row in registers;
+      holds the row in registers; for a schedule with `short_launch_rows`
+      = R, a persistent twin of it right before it, guarded as well by
+      `max_rows_per_cta` = R times the CTA's rows (the runtime compares
+      the launch's rows with the CTAs of the twin resident at once) and
+      named with the number of the variant after it;
     - for a register-resident schedule, its 8-byte and 4-byte twins: half
       (a quarter of) the chunk, twice (four times) the chunks per thread,
       the same threads and capacity, for rows that are a multiple of half a
@@ -285,9 +294,11 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
     variants of a family (D dynamic) that hold rows in registers with 16-byte
     accesses (vectorized or peeled): the next variant of the family serves
     their rows.
+    A short launch's twin may always be left out (the variant after it
+    serves its launches), for a static D too.
     `nf-compile` drops a variant that ptxas spills even at one CTA per SM,
-    unless it is persistent and spills at most 8 bytes (stored, and loaded
-    back; docs/Rationale.md);
+    unless it is persistent, not a short launch's twin, and spills at most
+    8 bytes (stored, and loaded back; docs/Rationale.md);
     names of other variants are ignored.
 
     ```mlir

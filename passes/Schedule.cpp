@@ -36,7 +36,7 @@ StringRef Schedule::getKindName() const {
 ScheduleAttr Schedule::toAttr(MLIRContext *ctx) const {
   return ScheduleAttr::get(ctx, threadsPerRow, rowsPerCta, chunk,
                            chunksPerThread, rowsPerThread, clusterSize, staged,
-                           persistent);
+                           persistent, shortLaunchRows);
 }
 
 Schedule Schedule::fromAttr(ScheduleAttr attr) {
@@ -49,6 +49,7 @@ Schedule Schedule::fromAttr(ScheduleAttr attr) {
   s.clusterSize = attr.getClusterSize();
   s.staged = attr.getStaged();
   s.persistent = attr.getPersistent();
+  s.shortLaunchRows = attr.getShortLaunchRows();
   return s;
 }
 
@@ -73,6 +74,10 @@ std::string mlir::nf::getVariantFunctionName(KernelOp kernel,
 }
 
 bool mlir::nf::isDroppableVariant(KernelOp kernel, VariantAttr variant) {
+  // A short launch's persistent twin: the variant after it serves every
+  // launch it does.
+  if (variant.getMaxRowsPerCta() > 0)
+    return true;
   return (variant.getVectorized() || variant.getPeeled()) &&
          variant.getSchedule().isRegisterResident() &&
          !getStaticRowLength(kernel);
@@ -507,6 +512,7 @@ Schedule Schedule::unstaged() const {
   Schedule s = *this;
   s.staged = false;
   s.persistent = false;
+  s.shortLaunchRows = 0;
   if (staged && clusterSize == 1) {
     s.threadsPerRow = kMaxRegisterRowThreads;
     s.chunksPerThread =

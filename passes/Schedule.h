@@ -71,6 +71,11 @@ struct Schedule {
   /// while computing the current one (docs/Rationale.md, "Persistent
   /// CTAs").
   bool persistent = false;
+  /// With `persistent` false: R > 0 gives the schedule's vectorized variant
+  /// a persistent twin ahead of it for launches of at most R of its CTAs'
+  /// rows (ctaRows) per resident CTA of the twin (short launches;
+  /// docs/Rationale.md, "Persistent CTAs for short launches").
+  int64_t shortLaunchRows = 0;
 
   int64_t blockSize() const { return threadsPerRow * rowsPerCta; }
   /// Rows one CTA covers (what the runtime divides the rows by).

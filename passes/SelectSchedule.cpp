@@ -100,11 +100,45 @@ struct NfSelectSchedulePass
       SmallVector<Attribute> attrs;
       for (Schedule &s : *family) {
         s.persistent = isPersistent(kernel, s);
+        s.shortLaunchRows = getShortLaunchRows(kernel, s);
         attrs.push_back(s.toAttr(ctx));
       }
       kernel->setAttr(getSchedulesAttrName(), ArrayAttr::get(ctx, attrs));
     });
   }
+
+  /// The rows per resident CTA up to which a schedule that may be
+  /// persistent but is not gets a persistent twin for short launches
+  /// (Schedule::shortLaunchRows), 0 for none. One row per CTA leaves a
+  /// short launch's last rows to a few SMs, which a CTA walking a few rows
+  /// does not, where on long launches one row per CTA, with more warps per
+  /// SM, is faster. H200, B = 1, % of a copy, one row per CTA -> persistent,
+  /// S = 2048 / 4096 / 8192 / 16384 (docs/benchmarks.md, "Persistent CTAs
+  /// for short launches"): RMSNorm 4096 95.0 / 93.2 / 98.0 / 97.8 -> 97.1 /
+  /// 97.5 / 92.0 / 89.6, LayerNorm 4096 73.9 / 87.0 / 92.3 / 95.5 -> 92.8 /
+  /// 95.0 / 90.1 / 87.8, seed #2 3840 86.9 / 89.5 / 96.0 / 98.7 -> 97.5 /
+  /// 98.4 / 99.5 / 95.8, seed #1 3072 84.3 / 92.2 / 95.4 / 98.3 -> 95.5 /
+  /// 95.3 / 91.0 / 91.2; the crossing at 4 to 31 rows per resident
+  /// persistent CTA, fused add + RMSNorm's lowest (+6.0 at 3.9, -0.8 at
+  /// 5.8), seed #2's highest (+3.5 at 20.7, -0.8 at 31). Only rows of a CTA
+  /// of 128 or 256 threads: D-dynamic families, D = 3072 to 8192, where a
+  /// twin served, -2.9 to +19.6 points, the losses fused add + RMSNorm's at
+  /// S = 4096 (-1.0 to -1.9) and RMSNorm's at S = 1024 (-2.9 at 3072, -0.6
+  /// and -0.9 at 6144 and 8192); rows of 512 threads lost
+  /// up to 13.5 (fused add + RMSNorm, 12288, S = 1024), rows of a warp or
+  /// less (D = 256-1024) gained up to 22 and lost up to 21 (seed #1, 256,
+  /// S = 4096).
+  int64_t getShortLaunchRows(KernelOp kernel, const Schedule &s) const {
+    if (s.persistent || !asyncCopy || persistent != "auto" ||
+        s.threadsPerRow < kMinShortLaunchRowThreads ||
+        s.threadsPerRow > kMaxShortLaunchRowThreads ||
+        !mayPersist(kernel, s, maxPersistentStageKB * 1024))
+      return 0;
+    return kShortLaunchRowsPerCta;
+  }
+  static constexpr int64_t kMinShortLaunchRowThreads = 128;
+  static constexpr int64_t kMaxShortLaunchRowThreads = 256;
+  static constexpr int64_t kShortLaunchRowsPerCta = 8;
 
   /// Whether the schedule `s` of `kernel` is persistent (docs/Rationale.md,
   /// "Persistent CTAs"; docs/benchmarks.md, "Where a persistent CTA wins").

@@ -150,6 +150,12 @@ static std::string checkKernel(const KernelInfo &k) {
              "' is peeled but its schedule cannot hold its rows (a "
              "register-resident schedule of power-of-two chunks, max_d at "
              "most its capacity - chunk + 1)";
+    // A short launch's twin walks rows: a persistent vectorized variant.
+    if (v.maxRowsPerCta < 0 ||
+        (v.maxRowsPerCta > 0 && (!v.vectorized || v.schedule != "persistent")))
+      return "variant '" + v.function + "' has max_rows_per_cta " +
+             std::to_string(v.maxRowsPerCta) +
+             ", which only a persistent vectorized variant may have (>= 0)";
   }
   // Every launch a vectorized or peeled variant serves must have a general
   // one for other alignments: the longest general bound covers the longest
@@ -309,15 +315,17 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
         return fail("truncated cubin (or a size that does not match it)");
     } else if (!kernel) {
       return fail("'" + key + "' outside a kernel");
-    } else if (key == "variant" && need(artifact.format >= 8   ? 23
+    } else if (key == "variant" && need(artifact.format >= 9   ? 25
+                                        : artifact.format >= 8 ? 23
                                         : artifact.format >= 6 ? 21
                                                                : 19)) {
       // variant <function> vectorized|peeled|general max_d <n>
       //   schedule <kind> threads_per_row <n> rows_per_cta <n> chunk <n>
       //   chunks_per_thread <n> block <n> shared <n> cluster <n>
-      //   dynamic_shared <n>
+      //   dynamic_shared <n> max_rows_per_cta <n>
       //   (format 5: without cluster; before format 7: no peeled; before
-      //   format 8: no dynamic_shared)
+      //   format 8: no dynamic_shared; before format 9: no
+      //   max_rows_per_cta)
       VariantInfo v;
       v.function = w[1];
       v.vectorized = w[2] == "vectorized";
@@ -337,7 +345,9 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
           (artifact.format >= 6 &&
            (w[19] != "cluster" || !parseInt(w[20], v.clusterSize))) ||
           (artifact.format >= 8 && (w[21] != "dynamic_shared" ||
-                                    !parseInt(w[22], v.dynamicSharedBytes))))
+                                    !parseInt(w[22], v.dynamicSharedBytes))) ||
+          (artifact.format >= 9 &&
+           (w[23] != "max_rows_per_cta" || !parseInt(w[24], v.maxRowsPerCta))))
         return fail("malformed variant");
       kernel->variants.push_back(v);
     } else if (key == "symbol" && need(2)) {

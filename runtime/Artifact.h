@@ -84,6 +84,11 @@ struct VariantInfo {
   /// function is compiled for clusters of that size (`.reqnctapercluster`),
   /// so the launch has `clusterSize` consecutive CTAs per CTA's rows.
   int clusterSize = 1;
+  /// A short launch's persistent twin (format 9): serves a launch only
+  /// where it has at most this many rows per CTA of the function resident
+  /// on the device at once (the variant after it serves the others); 0:
+  /// any launch.
+  int64_t maxRowsPerCta = 0;
 };
 
 struct KernelInfo {
@@ -110,8 +115,11 @@ struct KernelInfo {
 /// (no clusters): a reader that ignored the field would launch a cluster
 /// variant with too few CTAs, so the field came with a new number. Format 8
 /// adds `dynamic_shared` for the same reason: a reader that ignored it
-/// would launch a persistent variant without its slots.
-constexpr int kArtifactFormat = 8;
+/// would launch a persistent variant without its slots. Format 9 adds
+/// `max_rows_per_cta`: a reader that ignored it would launch a short
+/// launch's persistent twin for every launch (correct, but slower on long
+/// ones).
+constexpr int kArtifactFormat = 9;
 constexpr int kOldestArtifactFormat = 5;
 /// The most dynamic shared memory a variant may ask for: the 227 KB a CTA
 /// may have on sm_90 and sm_100, the most of any target.

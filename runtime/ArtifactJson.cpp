@@ -162,6 +162,7 @@ std::string nf::rt::describeArtifact(const Artifact &artifact) {
       w.field("shared", int64_t(v.sharedBytes));
       w.field("dynamic_shared", int64_t(v.dynamicSharedBytes));
       w.field("cluster", int64_t(v.clusterSize));
+      w.field("max_rows_per_cta", v.maxRowsPerCta);
       w.close('}');
     }
     w.close(']');

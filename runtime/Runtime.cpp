@@ -109,7 +109,8 @@ std::pair<uint64_t, uint64_t> extent(const Tensor &t) {
 Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
                           size_t numArgs, const Tensor *results,
                           size_t numResults, LaunchPlan &plan, int variant,
-                          const TunedVariants *tuned) {
+                          const TunedVariants *tuned,
+                          const int64_t *residentCtas) {
   plan = LaunchPlan();
   // Messages are built only on failure: a valid launch allocates nothing.
   auto where = [&]() { return "kernel '" + kernel.name + "': "; };
@@ -397,6 +398,16 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
   auto holds = [&](const VariantInfo &candidate) {
     if (candidate.maxD > 0 && sizes.d > candidate.maxD)
       return false;
+    // A short launch's persistent twin: at most maxRowsPerCta rows per CTA
+    // of it that fits on the device (one chain: persistent kernels have
+    // one).
+    if (candidate.maxRowsPerCta > 0) {
+      int64_t resident =
+          residentCtas ? residentCtas[&candidate - kernel.variants.data()] : 0;
+      if (resident <= 0 || kernel.numChains != 1 ||
+          (rows[0] + resident - 1) / resident > candidate.maxRowsPerCta)
+        return false;
+    }
     if (candidate.peeled) {
       int8_t known =
           candidate.chunk <= 16 ? peeledByChunk[candidate.chunk] : -1;
@@ -560,7 +571,7 @@ Status Module::load(const Artifact &artifact, std::unique_ptr<Module> &out) {
       !s)
     return s;
   for (const KernelInfo &info : module->artifact.kernels) {
-    Entry entry{&info, {}};
+    Entry entry{&info, {}, {}};
     entry.variants.resize(info.variants.size());
     for (size_t v = 0; v < info.variants.size(); ++v) {
       const VariantInfo &variant = info.variants[v];
@@ -620,6 +631,8 @@ Status Module::load(const Artifact &artifact, std::unique_ptr<Module> &out) {
                              std::to_string(variant.blockSize) + " (" +
                              std::to_string(fn.registers) + " registers)");
     }
+    for (const FunctionInfo &fn : entry.variants)
+      entry.residentCtas.push_back(fn.residentCtas);
     module->entries.push_back(std::move(entry));
   }
   out = std::move(module);
@@ -708,7 +721,7 @@ Status Module::launch(const char *kernel, const Value *args, size_t numArgs,
           ? &tuning.entries[index]
           : nullptr;
   if (Status s = planLaunch(*entry->info, args, numArgs, results, numResults,
-                            plan, variant, tuned);
+                            plan, variant, tuned, entry->residentCtas.data());
       !s)
     return s;
   if (plan.grid == 0)

@@ -98,11 +98,16 @@ int getDimLetters(const ArgumentInfo &arg, const char *const *&letters);
 /// its guard does not hold for the call (every variant whose guard holds
 /// computes the same results: the guard is its correctness bound). With
 /// `tuned`, the variant it names for the call's D where its guard holds
-/// (else the first whose guard holds).
+/// (else the first whose guard holds). `residentCtas` (one per variant, or
+/// null) says how many CTAs of each function fit on the device at once: a
+/// short launch's persistent twin (max_rows_per_cta > 0) serves a launch of
+/// at most max_rows_per_cta rows per resident CTA, and none without the
+/// count.
 using TunedVariants = std::vector<std::pair<int64_t, int>>;
 Status planLaunch(const KernelInfo &kernel, const Value *args, size_t numArgs,
                   const Tensor *results, size_t numResults, LaunchPlan &plan,
-                  int variant = -1, const TunedVariants *tuned = nullptr);
+                  int variant = -1, const TunedVariants *tuned = nullptr,
+                  const int64_t *residentCtas = nullptr);
 
 /// The variant `tuned` (sorted by D) names for rows of `d` elements, or -1.
 int lookupTuned(const TunedVariants &tuned, int64_t d);
@@ -207,6 +212,8 @@ private:
   struct Entry {
     const KernelInfo *info;
     std::vector<FunctionInfo> variants; ///< as KernelInfo::variants
+    /// FunctionInfo::residentCtas of each variant (planLaunch's).
+    std::vector<int64_t> residentCtas;
   };
   std::vector<Entry> entries; ///< as artifact.kernels
   TuningTable tuning;

@@ -91,6 +91,36 @@ module attributes {s = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chu
 
 // -----
 
+// expected-error@+1 {{short_launch_rows must be >= 0 (0: no persistent twin), found -8}}
+module attributes {s = #nf.schedule<threads_per_row = 128, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, short_launch_rows = -8>} {}
+
+// -----
+
+// expected-error@+1 {{short_launch_rows gives a schedule that is not persistent a persistent twin: it needs persistent = false and a schedule that could be persistent}}
+module attributes {s = #nf.schedule<threads_per_row = 128, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, persistent = true, short_launch_rows = 8>} {}
+
+// -----
+
+// expected-error@+1 {{short_launch_rows gives a schedule that is not persistent a persistent twin}}
+module attributes {s = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0, short_launch_rows = 8>} {}
+
+// -----
+
+// expected-error@+1 {{max_rows_per_cta must be >= 0 (0: any launch), found -1}}
+module attributes {v = #nf.variant<name = "v", vectorized = true, max_d = 4096, schedule = #nf.schedule<threads_per_row = 128, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, persistent = true>, max_rows_per_cta = -1>} {}
+
+// -----
+
+// expected-error@+1 {{variant 'v' has max_rows_per_cta, which only a vectorized variant of a persistent schedule may have (its CTAs walk the rows)}}
+module attributes {v = #nf.variant<name = "v", vectorized = true, max_d = 4096, schedule = #nf.schedule<threads_per_row = 128, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, max_rows_per_cta = 8>} {}
+
+// -----
+
+// expected-error@+1 {{variant 'v' has max_rows_per_cta}}
+module attributes {v = #nf.variant<name = "v", vectorized = false, max_d = 4096, schedule = #nf.schedule<threads_per_row = 128, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, persistent = true>, max_rows_per_cta = 8>} {}
+
+// -----
+
 // expected-error@+1 {{variant name must be letters, digits and '_', found 'a-b'}}
 module attributes {v = #nf.variant<name = "a-b", vectorized = true, max_d = 0, schedule = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>>} {}
 

@@ -79,7 +79,7 @@ nf.kernel @layernorm_16384(%x: tensor<?x?x16384xbf16>,
 
 // D dynamic: the family's schedule for rows of 10241 to 12288 elements.
 // CHECK-LABEL: nf.kernel @layernorm_dynamic
-// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 4, chunks_per_thread = 6>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, persistent = true>
+// CHECK-SAME: #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 5, short_launch_rows = 8>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 4, chunks_per_thread = 6>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, persistent = true>
 nf.kernel @layernorm_dynamic(%x: tensor<?x?x?xbf16>, %weight: tensor<?xf32>,
     %bias: tensor<?xf32>) -> tensor<?x?x?xbf16> {
   %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>

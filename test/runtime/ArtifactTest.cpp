@@ -272,12 +272,18 @@ TEST(ArtifactTest, ReadsStaticRowLength) {
   ASSERT_EQ(artifact.kernels.size(), 1u);
   const KernelInfo &k = artifact.kernels[0];
   EXPECT_EQ(k.rowLength, 3072);
-  // A static D: one schedule, its vectorized and its general variant, both
+  // A static D: one schedule, its vectorized variant with the persistent
+  // twin of short launches before it, and its general variant, all
   // serving D.
-  ASSERT_EQ(k.variants.size(), 2u);
+  ASSERT_EQ(k.variants.size(), 3u);
   EXPECT_TRUE(k.variants[0].vectorized);
-  EXPECT_EQ(k.variants[0].schedule, "cta");
-  EXPECT_FALSE(k.variants[1].vectorized);
+  EXPECT_EQ(k.variants[0].schedule, "persistent");
+  EXPECT_EQ(k.variants[0].maxRowsPerCta, 8);
+  EXPECT_GT(k.variants[0].dynamicSharedBytes, 0);
+  EXPECT_TRUE(k.variants[1].vectorized);
+  EXPECT_EQ(k.variants[1].schedule, "cta");
+  EXPECT_EQ(k.variants[1].maxRowsPerCta, 0);
+  EXPECT_FALSE(k.variants[2].vectorized);
   for (const VariantInfo &v : k.variants) {
     SCOPED_TRACE(v.function);
     EXPECT_GE(bound(v), 3072);
@@ -685,7 +691,7 @@ TEST(ArtifactTest, NoVariant) {
 
 TEST(ArtifactTest, WrongMagic) {
   expectRejected(withLine(1, "// a PTX file"), 1,
-                 "not a normfuse artifact (expected 'normfuse-artifact 8')");
+                 "not a normfuse artifact (expected 'normfuse-artifact 9')");
   expectRejected(withLine(1, "normfuse-artifact"), 1,
                  "not a normfuse artifact");
   expectRejected(withLine(1, "normfuse-artifact2"), 1,
@@ -700,7 +706,7 @@ TEST(ArtifactTest, OtherFormatVersions) {
   // An artifact of format 1 (written before variants) is refused at its
   // header, with what to do about it, not at its first unknown line.
   expectRejected(join(formatOneLines()), 1,
-                 "artifact format '1' is not one this runtime reads (5 to 8)");
+                 "artifact format '1' is not one this runtime reads (5 to 9)");
   expectRejected(join(formatOneLines()), 1,
                  "recompile it with this version's nf-compile");
   // Only the header differs: still format 1.
@@ -708,16 +714,16 @@ TEST(ArtifactTest, OtherFormatVersions) {
                  "artifact format '1' is not one this runtime reads");
   // Nor format 2 (before digests), format 3 (variants with cluster and
   // stage fields), format 4 (results without a group), nor a later one.
-  for (const char *format : {"2", "3", "4", "9", "5.0"})
+  for (const char *format : {"2", "3", "4", "10", "5.0"})
     expectRejected(withLine(1, std::string("normfuse-artifact ") + format), 1,
                    std::string("artifact format '") + format +
-                       "' is not one this runtime reads (5 to 8)");
+                       "' is not one this runtime reads (5 to 9)");
   // Format 6 variant lines end in `cluster <n>`: a format 5 line under a
   // format 6 header is refused at that line, not read as one CTA per row.
   expectRejected(withLine(1, "normfuse-artifact 6"), 5, "unexpected 'variant");
   // A real artifact with the old header.
   expectRejected(formatOneArtifact("fused"), 1,
-                 "artifact format '1' is not one this runtime reads (5 to 8)");
+                 "artifact format '1' is not one this runtime reads (5 to 9)");
 }
 
 TEST(ArtifactTest, FormatSevenPeeledVariants) {
@@ -792,6 +798,49 @@ TEST(ArtifactTest, FormatEightDynamicSharedField) {
   ASSERT_TRUE(parseArtifact(join(lines), artifact, error)) << error;
   EXPECT_EQ(artifact.format, 7);
   EXPECT_EQ(artifact.kernels[0].variants[0].dynamicSharedBytes, 0);
+}
+
+TEST(ArtifactTest, FormatNineMaxRowsPerCtaField) {
+  // Format 9: every variant line ends in `max_rows_per_cta <n>`, which
+  // only a persistent vectorized variant may set; format 8 lines read as
+  // 0, and are refused under a format 9 header (a reader that ignored the
+  // field would launch a short launch's twin for every launch).
+  std::vector<std::string> lines = validLines();
+  lines[0] = "normfuse-artifact 9";
+  for (int i = 4; i < 8; ++i)
+    lines[i] += " cluster 1 dynamic_shared 0 max_rows_per_cta 0";
+  lines[4] = "variant k_p vectorized max_d 128 schedule persistent "
+             "threads_per_row 16 rows_per_cta 8 chunk 8 chunks_per_thread 1 "
+             "block 128 shared 0 cluster 1 dynamic_shared 4096 "
+             "max_rows_per_cta 64";
+  Artifact artifact;
+  std::string error;
+  ASSERT_TRUE(parseArtifact(join(lines), artifact, error)) << error;
+  EXPECT_EQ(artifact.format, 9);
+  EXPECT_EQ(artifact.kernels[0].variants[0].maxRowsPerCta, 64);
+  EXPECT_EQ(artifact.kernels[0].variants[1].maxRowsPerCta, 0);
+  // Negative, or on a variant that does not walk rows: refused at load.
+  std::vector<std::string> bad = lines;
+  bad[4].replace(bad[4].rfind("64"), 2, "-8");
+  expectRejected(join(bad), 19, "only a persistent vectorized variant");
+  bad = lines;
+  bad[5].replace(bad[5].rfind("max_rows_per_cta 0"), 18, "max_rows_per_cta 8");
+  expectRejected(join(bad), 19, "only a persistent vectorized variant");
+  // The field missing, or misnamed, under the format 9 header.
+  bad = lines;
+  bad[5] = bad[5].substr(0, bad[5].rfind(" max_rows_per_cta"));
+  expectRejected(join(bad), 6, "unexpected 'variant");
+  bad = lines;
+  bad[5].replace(bad[5].rfind("max_rows_per_cta"), 16, "max_rows_per_ctx");
+  expectRejected(join(bad), 6, "malformed variant");
+  // Format 8: no field, 0.
+  lines = validLines();
+  lines[0] = "normfuse-artifact 8";
+  for (int i = 4; i < 8; ++i)
+    lines[i] += " cluster 1 dynamic_shared 0";
+  ASSERT_TRUE(parseArtifact(join(lines), artifact, error)) << error;
+  EXPECT_EQ(artifact.format, 8);
+  EXPECT_EQ(artifact.kernels[0].variants[0].maxRowsPerCta, 0);
 }
 
 TEST(ArtifactTest, FormatSixClusterField) {

@@ -30,10 +30,14 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// aligned allows every chunk (kAnyChunk), one 8-byte aligned in bf16 the
 /// 8-byte chunks of 4 elements, one misaligned by an element none (0).
 /// A peeled variant's guard holds only where `peeled` says the launch's
-/// tensors allow one (peeledServes below).
+/// tensors allow one (peeledServes below). A short launch's persistent twin
+/// (max_rows_per_cta > 0) serves only launches planned with the resident
+/// CTAs of each function, which these are not (ShortLaunchTwin below).
 constexpr int64_t kAnyChunk = INT64_MAX;
 bool guardHolds(const VariantInfo &v, int64_t d, int64_t maxChunk,
                 bool peeled = false) {
+  if (v.maxRowsPerCta > 0)
+    return false;
   if (v.vectorized && (v.chunk > maxChunk || d % v.chunk != 0))
     return false;
   if (v.peeled && !peeled)
@@ -769,6 +773,61 @@ TEST_F(FusedTest, TunedVariantAtItsRowLengthWhereItsGuardHolds) {
 // The family of a dynamic D: which variant serves which rows
 //===----------------------------------------------------------------------===//
 
+TEST_F(FusedTest, ShortLaunchTwin) {
+  // D = 3072: a schedule of 128 threads, whose vectorized variant has a
+  // persistent twin before it for launches of at most max_rows_per_cta rows
+  // per CTA of the twin resident at once (docs/Artifact.md). 3 x 7 rows.
+  Launch launch = make(3, 7, 3072);
+  LaunchPlan alone;
+  ASSERT_TRUE(launch.plan(kernel(), alone).ok());
+  const VariantInfo &cta = kernel().variants[alone.variant];
+  EXPECT_EQ(cta.schedule, "cta");
+  ASSERT_GT(alone.variant, 0);
+  int twin = alone.variant - 1;
+  const VariantInfo &t = kernel().variants[twin];
+  EXPECT_EQ(t.schedule, "persistent");
+  EXPECT_EQ(t.maxRowsPerCta, 8);
+  EXPECT_EQ(t.maxD, cta.maxD);
+  EXPECT_EQ(t.threadsPerRow, cta.threadsPerRow);
+  EXPECT_EQ(t.chunksPerThread, cta.chunksPerThread);
+  auto plan = [&](const Launch &l, int64_t resident, LaunchPlan &out,
+                  int variant = -1) {
+    std::vector<int64_t> counts(kernel().variants.size(), resident);
+    return planLaunch(kernel(), l.args.data(), l.args.size(), l.results.data(),
+                      l.results.size(), out, variant, nullptr, counts.data());
+  };
+  // 3 resident CTAs: 7 rows each, the twin, walking each entry's rows.
+  LaunchPlan p;
+  ASSERT_TRUE(plan(launch, 3, p).ok());
+  EXPECT_EQ(p.variant, twin);
+  EXPECT_TRUE(p.vectorized);
+  EXPECT_EQ(p.batches, 3);
+  EXPECT_EQ(p.rowsPerBatch, 7);
+  EXPECT_EQ(p.ctasPerBatch, 7);
+  EXPECT_EQ(p.block, (unsigned)t.blockSize);
+  expectParams(kernel(), launch, p, {21}, {7}, {1}, 3072);
+  // 2: 11 rows each, more than 8, so one row per CTA; none resident, or
+  // no counts at all, the same.
+  for (int64_t resident : {2, 0}) {
+    ASSERT_TRUE(plan(launch, resident, p).ok());
+    EXPECT_EQ(p.variant, alone.variant) << resident;
+    EXPECT_EQ(p.batches, 0) << resident;
+  }
+  // Asked for by index, the twin serves only where its guard holds.
+  EXPECT_TRUE(plan(launch, 3, p, twin).ok());
+  Status refused = plan(launch, 2, p, twin);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("does not serve this call"),
+            std::string::npos)
+      << refused.message();
+  // Its other guards still hold: misaligned rows take the general variant.
+  Launch misaligned = make(3, 7, 3072);
+  arg(misaligned, 0).data += 2;
+  ASSERT_TRUE(plan(misaligned, 3, p).ok());
+  EXPECT_FALSE(p.vectorized);
+  EXPECT_EQ(p.batches, 0);
+}
+
 TEST_F(FusedTest, SmallestVectorizedVariantThatHoldsTheRow) {
   for (int64_t d : {64, 256, 1000, 3072, 4096, 16384}) {
     SCOPED_TRACE(d);
@@ -788,7 +847,7 @@ TEST_F(FusedTest, SmallestVectorizedVariantThatHoldsTheRow) {
     ASSERT_GE(plan.variant, 0);
     if (plan.variant > 0) {
       const VariantInfo &prev = kernel().variants[plan.variant - 1];
-      if (prev.vectorized && prev.maxD > 0) {
+      if (prev.vectorized && prev.maxD > 0 && prev.maxRowsPerCta == 0) {
         EXPECT_LT(prev.maxD, d) << prev.function;
       }
     }
@@ -1133,14 +1192,15 @@ TEST(StaticDTest, CompiledRowLength) {
   Status status = make(3072).plan(kernel, plan);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(plan.rowLength, 3072);
-  // The vectorized variant, or the general one when misaligned.
-  EXPECT_EQ(plan.variant, 0);
+  // The vectorized variant (after the twin of short launches, which needs
+  // the resident CTAs), or the general one when misaligned.
+  EXPECT_EQ(plan.variant, 1);
   EXPECT_TRUE(plan.vectorized);
   expectFirstFit(kernel, plan, 3072, true, {10});
   Launch misaligned = make(3072);
   misaligned.args[2].tensor.data += 4;
   ASSERT_TRUE(misaligned.plan(kernel, plan).ok());
-  EXPECT_EQ(plan.variant, 1);
+  EXPECT_EQ(plan.variant, 2);
   EXPECT_FALSE(plan.vectorized);
   expectFirstFit(kernel, plan, 3072, false, {10});
   // The shapes carry D = 3072: the first operand already disagrees.

@@ -103,8 +103,8 @@ static cl::opt<bool> avoidSpillsOption(
              "threads: at most 16 bytes), and for a third CTA of 512 threads "
              "from further away, kept if ptxas then does not spill; a "
              "variant of a family that spills at one CTA per SM is left out, "
-             "unless persistent with at most 8 bytes of spill, stored and "
-             "loaded back (default "
+             "unless persistent (not a short launch's twin) with at most 8 "
+             "bytes of spill, stored and loaded back (default "
              "on; skipped "
              "without ptxas, an error if asked for explicitly)"),
     cl::init(true), cl::cat(category));
@@ -142,8 +142,10 @@ static cl::opt<std::string> persistent(
              "row into shared memory meanwhile: auto (the default: kernels "
              "where a reduction waits on operands along the row, at every "
              "schedule; and the long 16-bit rows of some kernels of two "
-             "reductions where measured faster, see docs/Rationale.md), all "
-             "(every schedule that can) or none"),
+             "reductions where measured faster, see docs/Rationale.md; "
+             "other rows of 128 or 256 threads get a persistent twin that "
+             "the runtime launches for short launches, at most 8 rows per "
+             "resident CTA), all (every schedule that can) or none"),
     cl::value_desc("auto|all|none"), cl::init("auto"), cl::cat(category));
 
 static cl::opt<int64_t> maxCluster(
@@ -214,6 +216,15 @@ static bool isRegisterResident(ModuleOp module, StringRef function) {
 static bool isPersistentVariant(ModuleOp module, StringRef function) {
   return anyVariant(module, function, [](nf::KernelOp, nf::VariantAttr v) {
     return nf::Schedule::fromAttr(v.getSchedule()).persistent;
+  });
+}
+
+/// Whether `function` is a short launch's persistent twin: a spill drops
+/// it (the variant after it serves its launches, where one row per CTA
+/// does not spill).
+static bool isShortLaunchTwin(ModuleOp module, StringRef function) {
+  return anyVariant(module, function, [](nf::KernelOp, nf::VariantAttr v) {
+    return v.getMaxRowsPerCta() > 0;
   });
 }
 
@@ -467,6 +478,7 @@ avoidSpills(ModuleOp pristine, OwningOpRef<ModuleOp> &module,
         // of a copy at D = 16896-20480 where one row per CTA ran 86.6-87.5;
         // docs/Rationale.md "Persistent CTAs").
         if (isPersistentVariant(*module, f.name) &&
+            !isShortLaunchTwin(*module, f.name) &&
             f.spillStores <= kPersistentSpillBytes &&
             f.spillLoads <= kPersistentSpillBytes)
           continue;
