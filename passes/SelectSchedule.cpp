@@ -118,9 +118,10 @@ struct NfSelectSchedulePass
   /// 97.5 / 92.0 / 89.6, LayerNorm 4096 73.9 / 87.0 / 92.3 / 95.5 -> 92.8 /
   /// 95.0 / 90.1 / 87.8, seed #2 3840 86.9 / 89.5 / 96.0 / 98.7 -> 97.5 /
   /// 98.4 / 99.5 / 95.8, seed #1 3072 84.3 / 92.2 / 95.4 / 98.3 -> 95.5 /
-  /// 95.3 / 91.0 / 91.2; the crossing at 4 to 31 rows per resident
+  /// 95.3 / 91.0 / 91.2; the crossing at 4 to 93 rows per resident
   /// persistent CTA, fused add + RMSNorm's lowest (+6.0 at 3.9, -0.8 at
-  /// 5.8), seed #2's highest (+3.5 at 20.7, -0.8 at 31). Only rows of a CTA
+  /// 5.8), seed #2's highest (3840: +3.5 at 20.7, -0.8 at 31; 8192: +1.1 at
+  /// 62, -1.0 at 93). Only rows of a CTA
   /// of 128 or 256 threads: D-dynamic families, D = 3072 to 8192, where a
   /// twin served, -2.9 to +19.6 points, the losses fused add + RMSNorm's at
   /// S = 4096 (-1.0 to -1.9) and RMSNorm's at S = 1024 (-2.9 at 3072, -0.6
