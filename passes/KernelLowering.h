@@ -109,6 +109,12 @@ private:
 
   // Per-row state.
   Value rowOffset(Value tensor, BroadcastKind kind);
+  // Prefetches into L2 the chunks of the [B, S, D] inputs no reduction
+  // reads, loaded after the row's last exchange (LowerRows.cpp).
+  void prefetchEpilogueRows(const Chain &chain, ArrayRef<Chunk> chunks,
+                            ArrayRef<ReduceOp> reductions);
+  static constexpr int64_t kMinPrefetchRowThreads = 64;
+  static constexpr int64_t kMaxPrefetchRowThreads = 256;
   SmallVector<Value> stridesOf(Value tensor);
   void evaluateReadyScalars(const Chain &chain);
   void emitReciprocals(const Chain &chain);

@@ -570,6 +570,50 @@ static bool dependsOnReduction(Value v) {
       v, [](Value x) { return isa_and_nonnull<ReduceOp>(x.getDefiningOp()); });
 }
 
+/// A [B, S, D] input that no reduction reads (seed #2's x, added after the
+/// norm) is loaded after the row's last exchange, where held across it it
+/// would cost registers: a second round trip to DRAM on every row's path.
+/// Its chunks are prefetched into L2 just before the first exchange,
+/// after the row's own loads, so that the epilogue's loads hit L2. Only
+/// in the vectorized variant of a row of 64 to 256 threads of one CTA that
+/// loads its row from global memory (a persistent or staged row copies every
+/// input one row ahead already). H200, % of a copy, D-dynamic families, S =
+/// 4096 / 16384 (docs/benchmarks.md, "L2 prefetch of the epilogue's
+/// rows"): seed #2 at D = 1024-8192 -2.8..+2.3 / +0.8..+3.3, norm_tanh_
+/// mul_add +0.3..+6.2 / +0.3..+5.6; rows of 512 threads lost (D = 12288:
+/// -4.0 / -0.5 and -3.8 / -3.6), rows of a warp or less were not measured.
+void KernelLowering::prefetchEpilogueRows(const Chain &chain,
+                                          ArrayRef<Chunk> chunks,
+                                          ArrayRef<ReduceOp> reductions) {
+  if (!vectorized || persistentRows || stagedRows || sched.clusterSize > 1 ||
+      sched.threadsPerRow < kMinPrefetchRowThreads ||
+      sched.threadsPerRow > kMaxPrefetchRowThreads)
+    return;
+  for (Operation *op : chain.ops) {
+    auto load = dyn_cast<LoadOp>(op);
+    if (!load || load.getKind() != BroadcastKind::BSD)
+      continue;
+    if (llvm::any_of(reductions, [&](ReduceOp reduce) {
+          return computedFrom(reduce.getInput(),
+                              [&](Value x) { return x == load.getResult(); });
+        }))
+      continue;
+    auto type = cast<RankedTensorType>(load.getSource().getType());
+    Type element = getStorageType(type.getElementType());
+    Value ptr = argValue[cast<BlockArgument>(load.getSource()).getArgNumber()];
+    Value rowOff = rowOffset(load.getSource(), load.getKind());
+    // chunk.base of a chunk past the row is clamped into it: no address
+    // outside the tensor.
+    for (const Chunk &chunk : chunks)
+      NVVM::PrefetchOp::create(
+          b, loc,
+          NVVM::PrefetchCacheLevelAttr::get(b.getContext(),
+                                            NVVM::PrefetchCacheLevel::L2),
+          NVVM::CacheEvictionPriorityAttr(),
+          gep(ptr, element, add(rowOff, chunk.base)), Value());
+  }
+}
+
 void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
                              ArrayRef<ReduceOp> reductions,
                              ArrayRef<std::pair<unsigned, Value>> outputs) {
@@ -680,6 +724,8 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
       partials.push_back(partial);
       kinds.push_back(reduce.getKind());
     }
+    if (i == 0)
+      prefetchEpilogueRows(chain, chunks, reductions);
     SmallVector<Value> totals = allReduce(partials, kinds, reductionSlot);
     reductionSlot += end - i;
     for (size_t k = i; k < end; ++k)

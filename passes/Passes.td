@@ -394,7 +394,11 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     stream) is stored before the first exchange, after the loads it needs
     of every chunk; a tensor it overwrites in place is then never loaded
     again in that row. Written in place in a row of a warp or less, it is
-    stored after the exchange instead. LayerNorm's two
+    stored after the exchange instead. A `[B, S, D]` input that no
+    reduction reads is loaded after the last exchange; in the vectorized
+    variant of a row of one CTA of 64 to 256 threads (neither persistent
+    nor staged) its chunks are prefetched into L2 (`nvvm.prefetch`) after
+    the row's own loads, before the first exchange. LayerNorm's two
     reductions run as two passes over the register-resident row (a
     `streaming` row is re-read per pass; the streamed general variant of a
     row with one reduction takes 8 elements per thread and iteration, from

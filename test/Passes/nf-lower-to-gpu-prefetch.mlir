@@ -1,0 +1,87 @@
+// RUN: nf-opt %s -nf-materialize-variants -nf-lower-to-gpu -split-input-file | FileCheck %s
+
+// Seed #2's form: x is read by no reduction, so the row loads it after its
+// exchange. Each of the thread's chunks of x is prefetched into L2 after
+// the residual's loads and before the exchange, then loaded after it.
+// CHECK-LABEL: gpu.func @fagn_v0_cta128x2(
+// CHECK-COUNT-2: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK-NOT: llvm.load %{{.*}} -> vector<8xbf16>
+// CHECK-COUNT-2: nvvm.prefetch level = L2, %{{.*}} : !llvm.ptr<1>
+// CHECK-NOT: nvvm.prefetch
+// CHECK: nfgpu.row_reduce
+// CHECK: llvm.load %{{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK: gpu.return
+nf.kernel @fagn(%x: tensor<?x?x2048xbf16>, %residual: tensor<?x?x2048xbf16>,
+                %gate: tensor<?x1x2048xf32>, %weight: tensor<2048xf32>)
+    -> tensor<?x?x2048xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 128, rows_per_cta = 1, chunk = 8, chunks_per_thread = 2>]} {
+  %eps = nf.constant 1.000000e-06 : f32
+  %xb = nf.load %x [B, S, D] : tensor<?x?x2048xbf16>
+  %resb = nf.load %residual [B, S, D] : tensor<?x?x2048xbf16>
+  %g = nf.load %gate [B, 1, D] : tensor<?x1x2048xf32>
+  %w = nf.load %weight [D] : tensor<2048xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %resf = nf.cast %resb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %resf : !nf.row<f32>
+  %v = nf.add %ms, %eps : f32
+  %k = nf.rsqrt %v : f32
+  %n = nf.mul %resf, %k : !nf.row<f32>, f32
+  %nw = nf.mul %n, %w : !nf.row<f32>
+  %gn = nf.mul %g, %nw : !nf.row<f32>
+  %out = nf.add %xf, %gn : !nf.row<f32>
+  %outb = nf.cast %out : !nf.row<f32> to !nf.row<bf16>
+  nf.return %outb : !nf.row<bf16>
+}
+
+// -----
+
+// The same kernel in rows of 512 threads (slower with the prefetch on the
+// H200): no prefetch.
+// CHECK-LABEL: gpu.func @fagn512_v0_cta512x2(
+// CHECK-NOT: nvvm.prefetch
+// CHECK: gpu.return
+nf.kernel @fagn512(%x: tensor<?x?x8192xbf16>, %residual: tensor<?x?x8192xbf16>,
+                   %gate: tensor<?x1x8192xf32>, %weight: tensor<8192xf32>)
+    -> tensor<?x?x8192xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 2>]} {
+  %eps = nf.constant 1.000000e-06 : f32
+  %xb = nf.load %x [B, S, D] : tensor<?x?x8192xbf16>
+  %resb = nf.load %residual [B, S, D] : tensor<?x?x8192xbf16>
+  %g = nf.load %gate [B, 1, D] : tensor<?x1x8192xf32>
+  %w = nf.load %weight [D] : tensor<8192xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %resf = nf.cast %resb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %resf : !nf.row<f32>
+  %v = nf.add %ms, %eps : f32
+  %k = nf.rsqrt %v : f32
+  %n = nf.mul %resf, %k : !nf.row<f32>, f32
+  %nw = nf.mul %n, %w : !nf.row<f32>
+  %gn = nf.mul %g, %nw : !nf.row<f32>
+  %out = nf.add %xf, %gn : !nf.row<f32>
+  %outb = nf.cast %out : !nf.row<f32> to !nf.row<bf16>
+  nf.return %outb : !nf.row<bf16>
+}
+
+// -----
+
+// RMSNorm: its one [B, S, D] input feeds the reduction: nothing to
+// prefetch.
+// CHECK-LABEL: gpu.func @rms_v0_cta128x2(
+// CHECK-NOT: nvvm.prefetch
+// CHECK: gpu.return
+nf.kernel @rms(%x: tensor<?x?x2048xbf16>, %weight: tensor<2048xbf16>)
+    -> tensor<?x?x2048xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 128, rows_per_cta = 1, chunk = 8, chunks_per_thread = 2>]} {
+  %eps = nf.constant 1.000000e-06 : f32
+  %xb = nf.load %x [B, S, D] : tensor<?x?x2048xbf16>
+  %wb = nf.load %weight [D] : tensor<2048xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %wf = nf.cast %wb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %xf : !nf.row<f32>
+  %v = nf.add %ms, %eps : f32
+  %k = nf.rsqrt %v : f32
+  %n = nf.mul %xf, %k : !nf.row<f32>, f32
+  %y = nf.mul %n, %wf : !nf.row<f32>
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
