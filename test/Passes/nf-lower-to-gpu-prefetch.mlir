@@ -85,3 +85,40 @@ nf.kernel @rms(%x: tensor<?x?x2048xbf16>, %weight: tensor<2048xbf16>)
   %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
   nf.return %yb : !nf.row<bf16>
 }
+
+// -----
+
+// D dynamic: the vectorized variants and the peeled one (rows at any
+// offset) prefetch; the streamed general variant, which reads the row
+// again per pass, does not.
+// CHECK-LABEL: gpu.func @fagnd_v0_cta128x2(
+// CHECK-COUNT-2: nvvm.prefetch level = L2
+// CHECK: nfgpu.row_reduce
+// CHECK-LABEL: gpu.func @fagnd_p3_cta128x2(
+// CHECK-COUNT-2: nvvm.prefetch level = L2
+// CHECK-NOT: nvvm.prefetch
+// CHECK: nfgpu.row_reduce
+// CHECK-LABEL: gpu.func @fagnd_g4_streaming128(
+// CHECK-NOT: nvvm.prefetch
+// CHECK: gpu.return
+nf.kernel @fagnd(%x: tensor<?x?x?xbf16>, %residual: tensor<?x?x?xbf16>,
+                 %gate: tensor<?x1x?xf32>, %weight: tensor<?xf32>)
+    -> tensor<?x?x?xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 128, rows_per_cta = 1, chunk = 8, chunks_per_thread = 2>]} {
+  %eps = nf.constant 1.000000e-06 : f32
+  %xb = nf.load %x [B, S, D] : tensor<?x?x?xbf16>
+  %resb = nf.load %residual [B, S, D] : tensor<?x?x?xbf16>
+  %g = nf.load %gate [B, 1, D] : tensor<?x1x?xf32>
+  %w = nf.load %weight [D] : tensor<?xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %resf = nf.cast %resb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %resf : !nf.row<f32>
+  %v = nf.add %ms, %eps : f32
+  %k = nf.rsqrt %v : f32
+  %n = nf.mul %resf, %k : !nf.row<f32>, f32
+  %nw = nf.mul %n, %w : !nf.row<f32>
+  %gn = nf.mul %g, %nw : !nf.row<f32>
+  %out = nf.add %xf, %gn : !nf.row<f32>
+  %outb = nf.cast %out : !nf.row<f32> to !nf.row<bf16>
+  nf.return %outb : !nf.row<bf16>
+}
