@@ -113,7 +113,7 @@ private:
   // reads, loaded after the row's last exchange (LowerRows.cpp).
   void prefetchEpilogueRows(const Chain &chain, ArrayRef<Chunk> chunks,
                             ArrayRef<ReduceOp> reductions);
-  static constexpr int64_t kMinPrefetchRowThreads = 64;
+  static constexpr int64_t kMinPrefetchRowThreads = 32;
   static constexpr int64_t kMaxPrefetchRowThreads = 256;
   SmallVector<Value> stridesOf(Value tensor);
   void evaluateReadyScalars(const Chain &chain);

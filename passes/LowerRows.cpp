@@ -575,15 +575,17 @@ static bool dependsOnReduction(Value v) {
 /// would cost registers: a second round trip to DRAM on every row's path.
 /// Its chunks are prefetched into L2 just before the first exchange,
 /// after the row's own loads, so that the epilogue's loads hit L2. Only
-/// in the vectorized and peeled variants of a row of 64 to 256 threads of
+/// in the vectorized and peeled variants of a row of 32 to 256 threads of
 /// one CTA that load their row from global memory (a persistent or staged
 /// row copies every input one row ahead already). H200, % of a copy, D-
 /// dynamic families, S = 4096 / 16384 (docs/benchmarks.md, "L2 prefetch of
 /// the epilogue's rows"): seed #2 at D = 1024-8192 -2.8..+2.3 / +0.8..+3.3,
 /// norm_tanh_mul_add +0.3..+6.2 / +0.3..+5.6; their peeled variants at odd
-/// D = 1001-4089 +1.5..+4.3 / +3.0..+6.4 and +1.4..+3.9 / +2.0..+6.5; rows
-/// of 512 threads lost (D = 12288: -4.0 / -0.5 and -3.8 / -3.6), rows of a
-/// warp or less were not measured.
+/// D = 1001-4089 +1.5..+4.3 / +3.0..+6.4 and +1.4..+3.9 / +2.0..+6.5; warp
+/// rows (D = 640, 768; S = 4096 / 32768) -0.3..+4.1 / +0.5..+2.7. Rows of
+/// 512 threads lost (D = 12288: -4.0 / -0.5 and -3.8 / -3.6), and so did
+/// seed #2's rows of 16 threads on long launches (D = 256-512, S = 32768:
+/// -0.5..-2.8).
 void KernelLowering::prefetchEpilogueRows(const Chain &chain,
                                           ArrayRef<Chunk> chunks,
                                           ArrayRef<ReduceOp> reductions) {

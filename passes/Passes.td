@@ -396,7 +396,7 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     again in that row. Written in place in a row of a warp or less, it is
     stored after the exchange instead. A `[B, S, D]` input that no
     reduction reads is loaded after the last exchange; in the vectorized
-    and peeled variants of a row of one CTA of 64 to 256 threads (neither
+    and peeled variants of a row of one CTA of 32 to 256 threads (neither
     persistent nor staged) its chunks are prefetched into L2
     (`nvvm.prefetch`) after the row's own loads, before the first
     exchange. LayerNorm's two

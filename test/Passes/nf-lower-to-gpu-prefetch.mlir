@@ -122,3 +122,60 @@ nf.kernel @fagnd(%x: tensor<?x?x?xbf16>, %residual: tensor<?x?x?xbf16>,
   %outb = nf.cast %out : !nf.row<f32> to !nf.row<bf16>
   nf.return %outb : !nf.row<bf16>
 }
+
+// -----
+
+// A row of one warp (four rows per CTA) prefetches too.
+// CHECK-LABEL: gpu.func @fagnw_v0_warp32x3(
+// CHECK-COUNT-3: nvvm.prefetch level = L2
+// CHECK-NOT: nvvm.prefetch
+// CHECK: gpu.return
+nf.kernel @fagnw(%x: tensor<?x?x768xbf16>, %residual: tensor<?x?x768xbf16>,
+                 %gate: tensor<?x1x768xf32>, %weight: tensor<768xf32>)
+    -> tensor<?x?x768xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 32, rows_per_cta = 4, chunk = 8, chunks_per_thread = 3>]} {
+  %eps = nf.constant 1.000000e-06 : f32
+  %xb = nf.load %x [B, S, D] : tensor<?x?x768xbf16>
+  %resb = nf.load %residual [B, S, D] : tensor<?x?x768xbf16>
+  %g = nf.load %gate [B, 1, D] : tensor<?x1x768xf32>
+  %w = nf.load %weight [D] : tensor<768xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %resf = nf.cast %resb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %resf : !nf.row<f32>
+  %v = nf.add %ms, %eps : f32
+  %k = nf.rsqrt %v : f32
+  %n = nf.mul %resf, %k : !nf.row<f32>, f32
+  %nw = nf.mul %n, %w : !nf.row<f32>
+  %gn = nf.mul %g, %nw : !nf.row<f32>
+  %out = nf.add %xf, %gn : !nf.row<f32>
+  %outb = nf.cast %out : !nf.row<f32> to !nf.row<bf16>
+  nf.return %outb : !nf.row<bf16>
+}
+
+// -----
+
+// Rows of 16 threads do not (slower on long launches on the H200).
+// CHECK-LABEL: gpu.func @fagn16_v0_multi_row16x2(
+// CHECK-NOT: nvvm.prefetch
+// CHECK: gpu.return
+nf.kernel @fagn16(%x: tensor<?x?x256xbf16>, %residual: tensor<?x?x256xbf16>,
+                 %gate: tensor<?x1x256xf32>, %weight: tensor<256xf32>)
+    -> tensor<?x?x256xbf16>
+    attributes {nf.schedules = [#nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 2>]} {
+  %eps = nf.constant 1.000000e-06 : f32
+  %xb = nf.load %x [B, S, D] : tensor<?x?x256xbf16>
+  %resb = nf.load %residual [B, S, D] : tensor<?x?x256xbf16>
+  %g = nf.load %gate [B, 1, D] : tensor<?x1x256xf32>
+  %w = nf.load %weight [D] : tensor<256xf32>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %resf = nf.cast %resb : !nf.row<bf16> to !nf.row<f32>
+  %ms = nf.reduce mean_sq %resf : !nf.row<f32>
+  %v = nf.add %ms, %eps : f32
+  %k = nf.rsqrt %v : f32
+  %n = nf.mul %resf, %k : !nf.row<f32>, f32
+  %nw = nf.mul %n, %w : !nf.row<f32>
+  %gn = nf.mul %g, %nw : !nf.row<f32>
+  %out = nf.add %xf, %gn : !nf.row<f32>
+  %outb = nf.cast %out : !nf.row<f32> to !nf.row<bf16>
+  nf.return %outb : !nf.row<bf16>
+}
