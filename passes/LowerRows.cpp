@@ -579,7 +579,7 @@ static bool dependsOnReduction(Value v) {
 /// one CTA that load their row from global memory (a persistent or staged
 /// row copies every input one row ahead already). H200, % of a copy, D-
 /// dynamic families, S = 4096 / 16384 (docs/benchmarks.md, "L2 prefetch of
-/// the epilogue's rows"): seed #2 at D = 1024-8192 -2.8..+2.3 / +0.8..+3.3,
+/// the epilogue's rows"): seed #2 at D = 1024-8192 -2.8..+1.5 / +0.3..+3.3,
 /// norm_tanh_mul_add +0.3..+6.2 / +0.3..+5.6; their peeled variants at odd
 /// D = 1001-4089 +1.5..+4.3 / +3.0..+6.4 and +1.4..+3.9 / +2.0..+6.5; warp
 /// rows (D = 640, 768; S = 4096 / 32768) -0.3..+4.1 / +0.5..+2.7. Rows of
