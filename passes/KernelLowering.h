@@ -55,11 +55,11 @@ struct Chunk {
 class KernelLowering {
 public:
   KernelLowering(KernelOp kernel, const Schedule &schedule, bool vectorized,
-                 bool peeled, bool hardwareFp8, bool thirdCta,
+                 bool peeled, bool hardwareFp8, bool l2Prefetch, bool thirdCta,
                  OpBuilder &builder)
       : kernel(kernel), chains(kernel), sched(schedule), vectorized(vectorized),
-        peeled(peeled), hardwareFp8(hardwareFp8), thirdCta(thirdCta),
-        b(builder), loc(kernel.getLoc()) {
+        peeled(peeled), hardwareFp8(hardwareFp8), l2Prefetch(l2Prefetch),
+        thirdCta(thirdCta), b(builder), loc(kernel.getLoc()) {
     kernel.walk([&](RopeOp) { hasRope = true; });
     inPlaceRope = hasRope && kernel.hasInPlaceResult();
     predicated = !vectorized && holdsGeneralRowPredicated(kernel, schedule);
@@ -204,6 +204,9 @@ private:
   bool peeled;
   /// The target converts f32 pairs to fp8 in one instruction (sm_90 on).
   bool hardwareFp8;
+  /// The target has LLVM's `prefetch.global.L2` intrinsic (sm_90 on; the
+  /// NVPTX backend cannot select it below).
+  bool l2Prefetch;
   /// The row is recomputed between reductions for a third CTA per SM
   /// (recomputesForThirdCta).
   bool thirdCta;

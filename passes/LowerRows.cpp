@@ -589,7 +589,7 @@ static bool dependsOnReduction(Value v) {
 void KernelLowering::prefetchEpilogueRows(const Chain &chain,
                                           ArrayRef<Chunk> chunks,
                                           ArrayRef<ReduceOp> reductions) {
-  if (!(vectorized || peeled) || persistentRows || stagedRows ||
+  if (!l2Prefetch || !(vectorized || peeled) || persistentRows || stagedRows ||
       sched.clusterSize > 1 || sched.threadsPerRow < kMinPrefetchRowThreads ||
       sched.threadsPerRow > kMaxPrefetchRowThreads)
     return;

@@ -287,7 +287,7 @@ struct NfLowerToGPUPass : nf::impl::NfLowerToGPUBase<NfLowerToGPUPass> {
                            schedule.clusterSize == 1;
         KernelLowering lowering(
             useFactored ? factored : kernel, schedule, variant.getVectorized(),
-            variant.getPeeled(), hasHardwareFp8(chip),
+            variant.getPeeled(), hasHardwareFp8(chip), hasL2Prefetch(chip),
             variant.getVectorized() &&
                 recomputesForThirdCta(kernel, schedule, chip),
             b);

@@ -30,6 +30,11 @@ bool mlir::nf::hasHardwareFp8(StringRef chip) {
   return chip.consume_front("sm_") && !chip.consumeInteger(10, sm) && sm >= 90;
 }
 
+bool mlir::nf::hasL2Prefetch(StringRef chip) {
+  // The same test: LLVM selects `prefetch.global.L2` from sm_90 on only.
+  return hasHardwareFp8(chip);
+}
+
 namespace {
 /// Builds the casts of one vector of `n` elements (a chunk).
 class CastEmitter {

@@ -1,4 +1,8 @@
-// RUN: nf-opt %s -nf-materialize-variants -nf-lower-to-gpu -split-input-file | FileCheck %s
+// RUN: nf-opt %s -nf-materialize-variants '-nf-lower-to-gpu=chip=sm_90' -split-input-file | FileCheck %s
+// Below sm_90 LLVM's NVPTX backend cannot select `prefetch.global.L2`:
+// no prefetch at all.
+// RUN: nf-opt %s -nf-materialize-variants '-nf-lower-to-gpu=chip=sm_80' -split-input-file | FileCheck %s --check-prefix=SM80
+// SM80-NOT: nvvm.prefetch
 
 // Seed #2's form: x is read by no reduction, so the row loads it after its
 // exchange. Each of the thread's chunks of x is prefetched into L2 after
