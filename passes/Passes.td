@@ -159,7 +159,10 @@ def NfSelectSchedule : Pass<"nf-select-schedule"> {
     128 or 256 threads that may be persistent gets `short_launch_rows = 8`
     (`persistent=auto`): a persistent twin for launches of at most 8 rows
     per resident CTA, which one row per CTA leaves to a few SMs at their
-    end (docs/Rationale.md, "Persistent CTAs for short launches").
+    end; 16 in kernels with a `[B, S, D]` input that no reduction reads,
+    whose rows load it after the exchange where a persistent CTA has
+    copied it ahead (docs/Rationale.md, "Persistent CTAs for short
+    launches").
 
     An option that forces a choice gives one schedule for a dynamic D too
     (streaming with 256 threads unless `threads-per-row` says otherwise),

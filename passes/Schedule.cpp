@@ -349,6 +349,25 @@ bool mlir::nf::anyLaterReductionReadsBroadcast(KernelOp kernel) {
   return false;
 }
 
+bool mlir::nf::hasEpilogueRowInput(KernelOp kernel) {
+  ChainAnalysis chains(kernel);
+  for (const Chain &chain : chains.getChains()) {
+    SmallPtrSet<Operation *, 4> reduced;
+    for (Operation *op : chain.ops)
+      if (auto reduce = dyn_cast<ReduceOp>(op))
+        walkDefiningOps(reduce.getInput(), [&](Operation *def) {
+          if (isa<LoadOp>(def))
+            reduced.insert(def);
+          return !isa<LoadOp>(def);
+        });
+    for (Operation *op : chain.ops)
+      if (auto load = dyn_cast<LoadOp>(op);
+          load && load.getKind() == BroadcastKind::BSD && !reduced.contains(op))
+        return true;
+  }
+  return false;
+}
+
 int64_t mlir::nf::maxPrefetchedValues(int64_t blockSize) {
   // Measured (docs/benchmarks.md, "Loads before stores, within a register
   // budget"): five loads (40 values) at 128 and 256 threads took 72-95

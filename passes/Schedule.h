@@ -281,6 +281,11 @@ int64_t countRowInputs(KernelOp kernel);
 /// that reads an operand broadcast over rows.
 bool anyLaterReductionReadsBroadcast(KernelOp kernel);
 
+/// Whether a chain of `kernel` loads a [B, S, D] tensor that no reduction
+/// over the row reads (seed #2's `x`, added after the norm): its rows'
+/// second trip to memory comes after the exchange.
+bool hasEpilogueRowInput(KernelOp kernel);
+
 /// Whether `kernel` loads an operand broadcast along the rows ([D],
 /// [B, 1, D], ...) of 4-byte elements.
 bool hasF32BroadcastOperand(KernelOp kernel);

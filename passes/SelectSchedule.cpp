@@ -69,11 +69,14 @@ struct NfSelectSchedulePass
   /// along the row (reductionWaitsOnOperands); whether a reduction after
   /// its first reads such an operand (anyLaterReductionReadsBroadcast);
   /// whether it has one (two) [B, S, D] inputs and two reductions or more;
-  /// the most chunks per lane of its warp rows (getWarpRowMaxChunks).
+  /// whether it has a [B, S, D] input that no reduction reads
+  /// (hasEpilogueRowInput); the most chunks per lane of its warp rows
+  /// (getWarpRowMaxChunks).
   bool waits = false;
   bool laterReadsOperand = false;
   bool oneInputTwoReductions = false;
   bool twoInputsTwoReductions = false;
+  bool epilogueRowInput = false;
   std::optional<int64_t> warpRowChunks;
 
   void runOnOperation() override {
@@ -90,6 +93,7 @@ struct NfSelectSchedulePass
           countRowInputs(kernel) == 1 && countRowReductions(kernel) >= 2;
       twoInputsTwoReductions =
           countRowInputs(kernel) == 2 && countRowReductions(kernel) >= 2;
+      epilogueRowInput = hasEpilogueRowInput(kernel);
       warpRowChunks = getWarpRowMaxChunks(kernel, computeChunkElements(kernel));
       FailureOr<SmallVector<Schedule>> family = selectFamily(kernel);
       if (failed(family)) {
@@ -129,17 +133,28 @@ struct NfSelectSchedulePass
   /// up to 13.5 (fused add + RMSNorm, 12288, S = 1024), rows of a warp or
   /// less (D = 256-1024) gained up to 22 and lost up to 21 (seed #1, 256,
   /// S = 4096).
+  /// A kernel with a [B, S, D] input that no reduction reads (seed #2's x,
+  /// norm_tanh_mul_add's) loads it after the exchange, a second trip to
+  /// memory on every row's path that a persistent CTA, copying the next row
+  /// while this one reduces, does not wait for: its persistent rows win to
+  /// about twice the rows per CTA. H200, B = 1, both kernels, D = 2560 to
+  /// 6144, % of a copy, one row per CTA -> persistent: +1.2 to +12.0 at 8,
+  /// 12 and 16 rows per resident CTA, -1.6 to +5.3 at 24, -5.9 to +0.8 at
+  /// 32 (docs/benchmarks.md, "Short launches of kernels with an
+  /// epilogue-only row input").
   int64_t getShortLaunchRows(KernelOp kernel, const Schedule &s) const {
     if (s.persistent || !asyncCopy || persistent != "auto" ||
         s.threadsPerRow < kMinShortLaunchRowThreads ||
         s.threadsPerRow > kMaxShortLaunchRowThreads ||
         !mayPersist(kernel, s, maxPersistentStageKB * 1024))
       return 0;
-    return kShortLaunchRowsPerCta;
+    return epilogueRowInput ? kEpilogueRowShortLaunchRowsPerCta
+                            : kShortLaunchRowsPerCta;
   }
   static constexpr int64_t kMinShortLaunchRowThreads = 128;
   static constexpr int64_t kMaxShortLaunchRowThreads = 256;
   static constexpr int64_t kShortLaunchRowsPerCta = 8;
+  static constexpr int64_t kEpilogueRowShortLaunchRowsPerCta = 16;
 
   /// Whether the schedule `s` of `kernel` is persistent (docs/Rationale.md,
   /// "Persistent CTAs"; docs/benchmarks.md, "Where a persistent CTA wins").

@@ -2,6 +2,9 @@
 // but could be gets `short_launch_rows = 8` (a persistent twin of its
 // vectorized variant for short launches, -nf-materialize-variants); rows of
 // 64 threads (two per CTA), of a warp or less and of 512 threads do not.
+// A kernel with a [B, S, D] input that no reduction reads (here x, added
+// after the norm) gets `short_launch_rows = 16`: its persistent rows win to
+// about twice the rows per CTA.
 // Not without persistence (persistent=none, or no asynchronous copies), nor
 // where every schedule that can is persistent already (persistent=all).
 // RUN: nf-opt %s -split-input-file -nf-decompose -nf-select-schedule | FileCheck %s
@@ -10,7 +13,7 @@
 // RUN: nf-opt %s -split-input-file -nf-decompose -nf-select-schedule=persistent=all | FileCheck %s --check-prefix=ALL
 
 // CHECK-LABEL: nf.kernel @fused_add_gate_norm(
-// CHECK-SAME: #nf.schedule<threads_per_row = 64, rows_per_cta = 2, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 128, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, short_launch_rows = 8>, #nf.schedule<threads_per_row = 128, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, short_launch_rows = 8>, #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, short_launch_rows = 8>, #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, short_launch_rows = 8>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3>,
+// CHECK-SAME: #nf.schedule<threads_per_row = 64, rows_per_cta = 2, chunk = 8, chunks_per_thread = 4>, #nf.schedule<threads_per_row = 128, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, short_launch_rows = 16>, #nf.schedule<threads_per_row = 128, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, short_launch_rows = 16>, #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3, short_launch_rows = 16>, #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, short_launch_rows = 16>, #nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 3>,
 // NONE-LABEL: nf.kernel @fused_add_gate_norm(
 // NONE-NOT: short_launch_rows
 // NONE: nf.return
@@ -30,6 +33,26 @@ nf.kernel @fused_add_gate_norm(%x: tensor<?x?x?xbf16>, %residual: tensor<?x?x?xb
   %n = nf.rms_norm %rf weight %w eps 1.0e-6 : !nf.row<f32>
   %gn = nf.mul %g, %n : !nf.row<f32>
   %y = nf.add %xf, %gn : !nf.row<f32>
+  %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
+  nf.return %yb : !nf.row<bf16>
+}
+
+// -----
+
+// Both [B, S, D] inputs feed the reduction (fused add + RMSNorm): 8.
+// CHECK-LABEL: nf.kernel @fused_add_rmsnorm_3840(
+// CHECK-SAME: nf.schedules = [#nf.schedule<threads_per_row = 128, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, short_launch_rows = 8>]
+nf.kernel @fused_add_rmsnorm_3840(%x: tensor<?x?x3840xbf16>,
+    %residual: tensor<?x?x3840xbf16>, %weight: tensor<3840xbf16>)
+    -> tensor<?x?x3840xbf16> {
+  %xb = nf.load %x [B, S, D] : tensor<?x?x3840xbf16>
+  %rb = nf.load %residual [B, S, D] : tensor<?x?x3840xbf16>
+  %wb = nf.load %weight [D] : tensor<3840xbf16>
+  %xf = nf.cast %xb : !nf.row<bf16> to !nf.row<f32>
+  %rf = nf.cast %rb : !nf.row<bf16> to !nf.row<f32>
+  %wf = nf.cast %wb : !nf.row<bf16> to !nf.row<f32>
+  %r = nf.add %xf, %rf : !nf.row<f32>
+  %y = nf.rms_norm %r weight %wf eps 1.0e-6 : !nf.row<f32>
   %yb = nf.cast %y : !nf.row<f32> to !nf.row<bf16>
   nf.return %yb : !nf.row<bf16>
 }

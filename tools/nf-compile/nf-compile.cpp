@@ -145,7 +145,8 @@ static cl::opt<std::string> persistent(
              "reductions where measured faster, see docs/Rationale.md; "
              "other rows of 128 or 256 threads get a persistent twin that "
              "the runtime launches for short launches, at most 8 rows per "
-             "resident CTA), all (every schedule that can) or none"),
+             "resident CTA, 16 where a [B, S, D] input is read only after "
+             "the reductions), all (every schedule that can) or none"),
     cl::value_desc("auto|all|none"), cl::init("auto"), cl::cat(category));
 
 static cl::opt<int64_t> maxCluster(
