@@ -11,6 +11,7 @@
 #include "passes/Passes.h"
 #include "passes/QuantizedCasts.h"
 #include "passes/Schedule.h"
+#include "passes/Target.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/Passes.h"
@@ -42,13 +43,6 @@
 
 using namespace mlir;
 using namespace mlir::nf;
-
-ArrayRef<StringRef> mlir::nf::getSupportedChips() {
-  static const StringRef chips[] = {
-      "sm_75",  "sm_80",   "sm_86",  "sm_87",  "sm_89",  "sm_90",   "sm_90a",
-      "sm_100", "sm_100a", "sm_103", "sm_110", "sm_120", "sm_120a", "sm_121"};
-  return chips;
-}
 
 static std::string libdevicePath(StringRef cudaPath) {
   llvm::SmallString<256> path(cudaPath);
@@ -93,7 +87,7 @@ LogicalResult mlir::nf::validateCodegenOptions(const CodegenOptions &options,
     error = "max cluster must be 1, 2, 4 or 8";
     return failure();
   }
-  if (options.maxCluster > 1 && !hasHardwareFp8(options.chip)) {
+  if (options.maxCluster > 1 && !getTargetInfo(options.chip).hasClusters()) {
     error = "thread-block clusters need sm_90 or newer, not " + options.chip;
     return failure();
   }
@@ -210,14 +204,12 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   schedule.rowsPerThread = options.rowsPerThread;
   schedule.forceStreaming = options.streaming;
   schedule.persistent = options.persistent;
-  // cp.async (staged and persistent rows) exists from sm_80 on.
-  schedule.asyncCopy = options.chip != "sm_75";
-  schedule.maxPersistentStageKB =
-      getMaxPersistentStageBytes(options.chip) / 1024;
-  // Clusters exist from sm_90 on (the same chips as hardware fp8).
-  schedule.maxCluster = options.maxCluster >= 1        ? options.maxCluster
-                        : hasHardwareFp8(options.chip) ? 8
-                                                       : 1;
+  TargetInfo targetInfo = getTargetInfo(options.chip);
+  schedule.asyncCopy = targetInfo.hasAsyncCopy();
+  schedule.maxPersistentStageKB = targetInfo.maxPersistentStageBytes / 1024;
+  schedule.maxCluster = options.maxCluster >= 1    ? options.maxCluster
+                        : targetInfo.hasClusters() ? 8
+                                                   : 1;
   rows.addPass(createNfSelectSchedule(schedule));
   NfMaterializeVariantsOptions variants;
   variants.drop.assign(options.dropVariants.begin(),
@@ -263,11 +255,9 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.optLevel = 3;
-  // sm_90's default PTX ISA is 7.8 (sm_90a's 8.0); cluster schedules need
-  // 8.1 for `st.async` (the relaxed cluster barrier arrive: 8.0). Drivers
-  // from CUDA 12.1 on read it.
-  if (options.chip == "sm_90" || options.chip == "sm_90a")
-    target.features = "+ptx81";
+  // TargetInfo::ptxFeatures: PTX 8.1 on sm_90 for `st.async` (the relaxed
+  // cluster barrier arrive: 8.0). Drivers from CUDA 12.1 on read it.
+  target.features = targetInfo.ptxFeatures.str();
   nvvm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &gpuModule = nvvm.nest<gpu::GPUModuleOp>();
   gpuModule.addPass(createSCFToControlFlowPass());

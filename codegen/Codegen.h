@@ -55,9 +55,6 @@ struct CodegenOptions {
   std::string dumpStage;
 };
 
-/// The chips this compiler targets (what LLVM 22 and CUDA 13's ptxas share).
-ArrayRef<StringRef> getSupportedChips();
-
 /// Checks options before they can reach the NVPTX backend, which aborts the
 /// process on some invalid targets instead of reporting them.
 LogicalResult validateCodegenOptions(const CodegenOptions &options,

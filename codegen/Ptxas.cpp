@@ -5,10 +5,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Ptxas.h"
+#include "passes/Target.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -253,12 +253,7 @@ std::string mlir::nf::selectEntries(StringRef ptx,
 
 int64_t mlir::nf::residentCtasPerSm(StringRef chip, int64_t registers,
                                     int64_t blockSize) {
-  // Threads per SM (CUDA programming guide, compute capabilities table).
-  int64_t maxThreads = StringSwitch<int64_t>(chip)
-                           .Case("sm_75", 1024)
-                           .Cases({"sm_86", "sm_87", "sm_89"}, 1536)
-                           .Cases({"sm_120", "sm_120a", "sm_121"}, 1536)
-                           .Default(2048);
+  int64_t maxThreads = getTargetInfo(chip).maxThreadsPerSm;
   int64_t warpsPerCta = (blockSize + 31) / 32;
   int64_t perWarp = alignTo(std::max<int64_t>(registers, 1) * 32, 256);
   int64_t byRegisters = (65536 / perWarp) / warpsPerCta;

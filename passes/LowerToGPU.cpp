@@ -29,6 +29,7 @@
 #include "passes/Passes.h"
 #include "passes/QuantizedCasts.h"
 #include "passes/Schedule.h"
+#include "passes/Target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -166,7 +167,7 @@ LogicalResult KernelLowering::emit(StringRef name) {
     int64_t bytes = getStagedRowBytes(kernel, staged);
     stageBuffer = (name + "_stage").str();
     // A staged row (at most 48 KB) is static shared memory. The two slots
-    // of a persistent CTA (getMaxPersistentStageBytes) are dynamic,
+    // of a persistent CTA (TargetInfo::maxPersistentStageBytes) are dynamic,
     // an extern buffer of no size whose bytes the launch gives
     // (getDynamicSharedBytesAttrName; the artifact's `dynamic_shared`),
     // aligned to 128 bytes: it follows the static buffers, and 48 bytes
@@ -265,6 +266,7 @@ struct NfLowerToGPUPass : nf::impl::NfLowerToGPUBase<NfLowerToGPUPass> {
                     b.getUnitAttr());
     auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "nf_kernels");
     b.setInsertionPointToStart(gpuModule.getBody());
+    TargetInfo target = getTargetInfo(chip);
     for (KernelOp kernel : kernels) {
       FailureOr<SmallVector<VariantAttr>> variants = getVariants(kernel);
       if (failed(variants))
@@ -287,9 +289,10 @@ struct NfLowerToGPUPass : nf::impl::NfLowerToGPUBase<NfLowerToGPUPass> {
                            schedule.clusterSize == 1;
         KernelLowering lowering(
             useFactored ? factored : kernel, schedule, variant.getVectorized(),
-            variant.getPeeled(), hasHardwareFp8(chip), hasL2Prefetch(chip),
+            variant.getPeeled(), target.hasHardwareFp8(),
+            target.hasL2Prefetch(),
             variant.getVectorized() &&
-                recomputesForThirdCta(kernel, schedule, chip),
+                recomputesForThirdCta(kernel, schedule, target),
             b);
         if (failed(lowering.emit(getVariantFunctionName(kernel, variant)))) {
           if (factored)

@@ -21,20 +21,6 @@ Type mlir::nf::getStorageType(Type element) {
   return element;
 }
 
-/// cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32: sm_90 with the PTX version LLVM
-/// picks for it (7.8); sm_89 has it from PTX 8.1 only, above the version
-/// LLVM emits for sm_89 (it fails to select the intrinsic there), so sm_89
-/// takes the integer sequence.
-bool mlir::nf::hasHardwareFp8(StringRef chip) {
-  unsigned sm = 0;
-  return chip.consume_front("sm_") && !chip.consumeInteger(10, sm) && sm >= 90;
-}
-
-bool mlir::nf::hasL2Prefetch(StringRef chip) {
-  // The same test: LLVM selects `prefetch.global.L2` from sm_90 on only.
-  return hasHardwareFp8(chip);
-}
-
 namespace {
 /// Builds the casts of one vector of `n` elements (a chunk).
 class CastEmitter {

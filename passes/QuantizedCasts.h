@@ -18,12 +18,6 @@ namespace mlir::nf {
 /// others as themselves.
 Type getStorageType(Type element);
 
-/// Whether `chip` (sm_XX) converts f32 pairs to fp8 in one instruction.
-bool hasHardwareFp8(StringRef chip);
-/// Whether LLVM's NVPTX backend selects `prefetch.global.L2` for `chip`
-/// (sm_90 on).
-bool hasL2Prefetch(StringRef chip);
-
 /// nf.cast of an f32 vector to `element` (i8, or fp8 as i8 bits).
 Value emitQuantize(OpBuilder &b, Location loc, Value v, Type element,
                    bool hardwareFp8);

@@ -405,11 +405,11 @@ bool mlir::nf::holdsGeneralRowPredicated(KernelOp kernel, const Schedule &g) {
 /// 512 x 5 rows too"). Not measured on other kernels: `nf.select_load` and
 /// rotary kernels, two [B, S, D] inputs.
 bool mlir::nf::recomputesForThirdCta(KernelOp kernel, const Schedule &s,
-                                     StringRef chip) {
-  if (chip == "sm_75" || !s.isRegisterResident() || s.staged ||
-      s.clusterSize != 1 || s.threadsPerRow != kMaxRegisterRowThreads ||
-      s.rowsPerThread != 1 || s.chunk != 8 ||
-      (s.chunksPerThread != 4 && s.chunksPerThread != 5))
+                                     const TargetInfo &target) {
+  if (target.maxThreadsPerSm < 3 * kMaxRegisterRowThreads ||
+      !s.isRegisterResident() || s.staged || s.clusterSize != 1 ||
+      s.threadsPerRow != kMaxRegisterRowThreads || s.rowsPerThread != 1 ||
+      s.chunk != 8 || (s.chunksPerThread != 4 && s.chunksPerThread != 5))
     return false;
   bool unmeasured = containsOp<SelectLoadOp, RopeOp>(kernel);
   return !unmeasured && countRowInputs(kernel) == 1 &&
@@ -476,13 +476,6 @@ bool mlir::nf::reductionWaitsOnOperands(KernelOp kernel) {
   }
   factored->erase();
   return waits;
-}
-
-int64_t mlir::nf::getMaxPersistentStageBytes(StringRef chip) {
-  return llvm::is_contained({"sm_90", "sm_90a", "sm_100", "sm_100a", "sm_103"},
-                            chip)
-             ? kLargePersistentStageBytes
-             : kPersistentStageBytes;
 }
 
 bool mlir::nf::mayPersist(KernelOp kernel, const Schedule &s,

@@ -19,6 +19,7 @@
 #define NF_PASSES_SCHEDULE_H
 
 #include "dialect/NfOps.h"
+#include "passes/Target.h"
 
 #include "llvm/ADT/SmallVector.h"
 
@@ -212,9 +213,10 @@ bool holdsGeneralRowPredicated(KernelOp kernel, const Schedule &g);
 /// kernel that loads one [B, S, D] tensor with `nf.load`, reduces it twice
 /// or more, reads operands along the row, and whose later reductions read
 /// none of them (LayerNorm with its weight and bias at D = 12289-20480).
-/// Never for `chip` sm_75 (1024 threads per SM: two such CTAs at most).
-/// See Schedule.cpp.
-bool recomputesForThirdCta(KernelOp kernel, const Schedule &s, StringRef chip);
+/// Only where the target holds three CTAs of 512 threads per SM (not sm_75,
+/// 1024 threads per SM). See Schedule.cpp.
+bool recomputesForThirdCta(KernelOp kernel, const Schedule &s,
+                           const TargetInfo &target);
 
 /// Visits the ops `root` is computed from, each value's once, depth first;
 /// `visit` returns whether to go on into the op's operands.
@@ -233,11 +235,8 @@ bool reductionWaitsOnOperands(KernelOp kernel);
 /// KB a function may have statically). Most targets: 96 KB leaves the
 /// exchanges' scratch room in the 99 KB a CTA may have on sm_86, sm_89 and
 /// sm_120, the least of the targets with cp.async. Large: 200 KB in the 227
-/// KB of sm_90 and sm_100 (getMaxPersistentStageBytes picks per target).
-constexpr int64_t kPersistentStageBytes = 96 * 1024;
+/// KB of sm_90 and sm_100 (TargetInfo::maxPersistentStageBytes per target).
 constexpr int64_t kLargePersistentStageBytes = 200 * 1024;
-/// The most bytes a persistent CTA's two slots may take on `chip`.
-int64_t getMaxPersistentStageBytes(StringRef chip);
 
 /// Whether the schedule `s` of `kernel` may be made persistent:
 /// register-resident rows, one per thread, one per CTA where a row takes more

@@ -232,10 +232,11 @@ static bool isShortLaunchTwin(ModuleOp module, StringRef function) {
 /// Whether `function` is a vectorized variant that recomputes its row
 /// between reductions for a third CTA per SM (nf::recomputesForThirdCta).
 static bool recomputesForThirdCta(ModuleOp module, StringRef function) {
-  return anyVariant(module, function, [](nf::KernelOp k, nf::VariantAttr v) {
+  nf::TargetInfo target = nf::getTargetInfo(chip);
+  return anyVariant(module, function, [&](nf::KernelOp k, nf::VariantAttr v) {
     return v.getVectorized() &&
            nf::recomputesForThirdCta(k, nf::Schedule::fromAttr(v.getSchedule()),
-                                     chip);
+                                     target);
   });
 }
 
