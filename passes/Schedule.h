@@ -231,13 +231,6 @@ void walkDefiningOps(Value root, function_ref<bool(Operation *)> visit);
 /// be (mayPersist).
 bool reductionWaitsOnOperands(KernelOp kernel);
 
-/// A persistent CTA's two slots are dynamic shared memory (more than the 48
-/// KB a function may have statically). Most targets: 96 KB leaves the
-/// exchanges' scratch room in the 99 KB a CTA may have on sm_86, sm_89 and
-/// sm_120, the least of the targets with cp.async. Large: 200 KB in the 227
-/// KB of sm_90 and sm_100 (TargetInfo::maxPersistentStageBytes per target).
-constexpr int64_t kLargePersistentStageBytes = 200 * 1024;
-
 /// Whether the schedule `s` of `kernel` may be made persistent:
 /// register-resident rows, one per thread, one per CTA where a row takes more
 /// than a warp (their exchanges would share the CTA's barriers), no cluster,

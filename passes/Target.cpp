@@ -30,7 +30,7 @@ TargetInfo mlir::nf::getTargetInfo(llvm::StringRef chip) {
            target.sm >= 120)
     target.maxThreadsPerSm = 1536;
   if (target.sm == 90 || target.sm == 100 || target.sm == 103)
-    target.maxPersistentStageBytes = 200 * 1024;
+    target.maxPersistentStageBytes = kLargePersistentStageBytes;
   if (target.sm == 90)
     target.ptxFeatures = "+ptx81";
   return target;

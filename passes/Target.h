@@ -16,6 +16,12 @@
 
 namespace mlir::nf {
 
+/// A persistent CTA's two slots are dynamic shared memory (more than the 48
+/// KB a function may have statically): at most this many bytes on any
+/// target (TargetInfo::maxPersistentStageBytes gives each target's).
+constexpr int64_t kLargePersistentStageBytes = 200 * 1024;
+constexpr int64_t kPersistentStageBytes = 96 * 1024;
+
 struct TargetInfo {
   /// The compute capability times ten (sm_90a: 90); 0 where the chip is
   /// not named (nf-opt without a chip option), which turns every feature
@@ -27,7 +33,7 @@ struct TargetInfo {
   /// may take: 200 KB within the 227 KB a CTA may have on sm_90 and sm_100,
   /// 96 KB within the 99 KB of sm_86, sm_89 and sm_120 (and elsewhere),
   /// leaving room for the exchanges' scratch.
-  int64_t maxPersistentStageBytes = 96 * 1024;
+  int64_t maxPersistentStageBytes = kPersistentStageBytes;
   /// PTX ISA features asked of LLVM beyond its default for the chip: 8.1
   /// for sm_90 and sm_90a (LLVM's defaults 7.8 and 8.0), whose cluster
   /// schedules use `st.async`.
