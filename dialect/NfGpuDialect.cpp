@@ -42,6 +42,15 @@ LogicalResult RowReduceOp::verify() {
     return emitOpError("has ")
            << n << " partial values but " << getKinds().size()
            << " combining kinds; expected one kind per value";
+  // An exp_sum is rescaled by the maximum it follows.
+  for (size_t i = 0; i < n; ++i) {
+    auto kind = cast<CombiningKindAttr>(getKinds()[i]).getValue();
+    if (kind == CombiningKind::ExpSum &&
+        (i == 0 || cast<CombiningKindAttr>(getKinds()[i - 1]).getValue() !=
+                       CombiningKind::Max))
+      return emitOpError("value ")
+             << i << " is an exp_sum, which must follow a max value";
+  }
   // Signed: the I64Attr getters return them unsigned.
   int64_t threads = getThreadsPerRowAttr().getInt();
   if (threads < 1 || threads > 1024 || !llvm::isPowerOf2_64(threads))

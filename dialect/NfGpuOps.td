@@ -47,6 +47,7 @@ def NfGpu_CombiningKind : I32EnumAttr<"CombiningKind",
     "how partial values of a row combine", [
       I32EnumAttrCase<"Sum", 0, "sum">,
       I32EnumAttrCase<"Max", 1, "max">,
+      I32EnumAttrCase<"ExpSum", 2, "exp_sum">,
     ]> {
   let cppNamespace = "::mlir::nfgpu";
   let genSpecializedAttr = 0;
@@ -74,7 +75,16 @@ def NfGpu_RowReduceOp : NfGpu_Op<"row_reduce", [AttrSizedOperandSegments,
     Each thread holding a row passes its partial values (f32, one per
     reduction); every one of them gets the row's totals: the sums or maxima
     (`kinds`, one per value) of the partials of all threads of the row, in
-    every CTA of its cluster. Every thread of the CTA must reach the op
+    every CTA of its cluster.
+
+    An `exp_sum` value follows a `max` value and is a sum of exponentials
+    relative to it: a thread passes its own maximum m and s = the sum of
+    e^(x - m) over its elements, and the totals are the row's maximum M and
+    the row's sum of e^(x - M) (two partials combine as
+    s_a e^(m_a - M) + s_b e^(m_b - M), M = max(m_a, m_b)). A softmax's
+    maximum and sum so take one exchange and one pass over the row instead
+    of two (an online softmax); `-nf-lower-to-gpu` uses it for streamed
+    rows, which read the row from memory on every pass. Every thread of the CTA must reach the op
     (it may synchronize the CTA), with the same values of `lane` and `row`
     as its position: `lane` in [0, threads_per_row) is the thread's index
     among the row's threads, `row` in [0, rows_per_cta) the row's index in
@@ -105,6 +115,11 @@ def NfGpu_RowReduceOp : NfGpu_Op<"row_reduce", [AttrSizedOperandSegments,
                                    #nfgpu.combining<max>] %a, %b
         lane %lane row %row
         {threads_per_row = 256 : i64, rows_per_cta = 1 : i64,
+         cluster_size = 1 : i64, slot = 0 : i64} : f32, f32
+    %m, %s = nfgpu.row_reduce [#nfgpu.combining<max>,
+                               #nfgpu.combining<exp_sum>] %pm, %ps
+        lane %lane row %row
+        {threads_per_row = 512 : i64, rows_per_cta = 1 : i64,
          cluster_size = 1 : i64, slot = 0 : i64} : f32, f32
     ```
   }];

@@ -163,8 +163,15 @@ private:
   /// Several reductions of the row at once, in slots firstSlot, firstSlot +
   /// 1, ...: one nfgpu.row_reduce (one shuffle tree of several values, one
   /// CTA barrier; -nf-lower-row-reductions), then the means.
+  /// With `expSum`, partials[1] is a sum of exponentials relative to the
+  /// maximum partials[0] (an nfgpu exp_sum).
   SmallVector<Value> allReduce(ArrayRef<Value> partials,
-                               ArrayRef<ReduceKind> kinds, unsigned firstSlot);
+                               ArrayRef<ReduceKind> kinds, unsigned firstSlot,
+                               bool expSum = false);
+  /// A thread's running maximum and sum of e^(x - maximum) (null before
+  /// its first chunk), updated with `chunk`.
+  std::pair<Value, Value> expSumStep(ReduceOp max, ReduceOp sum, Chunk &chunk,
+                                     Value m, Value s);
   void storeRow(unsigned result, Value value, Chunk &chunk);
   void storePerRowValues(ArrayRef<std::pair<unsigned, Value>> outputs);
   /// The chain's [B, S] results and the per-row values they store.

@@ -112,11 +112,12 @@ Value KernelLowering::allReduce(Value partial, ReduceKind kind, unsigned slot) {
 
 SmallVector<Value> KernelLowering::allReduce(ArrayRef<Value> partials,
                                              ArrayRef<ReduceKind> kinds,
-                                             unsigned firstSlot) {
+                                             unsigned firstSlot, bool expSum) {
   SmallVector<Attribute> combining;
-  for (ReduceKind kind : kinds)
+  for (auto [i, kind] : llvm::enumerate(kinds))
     combining.push_back(nfgpu::CombiningKindAttr::get(
         b.getContext(), kind == ReduceKind::Max ? nfgpu::CombiningKind::Max
+                        : expSum && i == 1      ? nfgpu::CombiningKind::ExpSum
                                                 : nfgpu::CombiningKind::Sum));
   auto exchange = nfgpu::RowReduceOp::create(
       b, loc, ValueRange(partials).getTypes(), partials, lane, rowInCta,

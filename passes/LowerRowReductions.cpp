@@ -17,6 +17,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
@@ -52,6 +53,14 @@ private:
       return arith::MaximumFOp::create(b, loc, x, y);
     return arith::AddFOp::create(b, loc, x, y);
   }
+  Value expSum(Value mx, Value sx, Value my, Value sy);
+  /// Combines `other` into `values`, kind by kind; an exp_sum reads the
+  /// maxima before them as they were before this step.
+  void combineAll(ArrayRef<CombiningKind> kinds, MutableArrayRef<Value> values,
+                  ArrayRef<Value> other);
+  /// Combines parts[0], parts[1], ... of each value in that order.
+  SmallVector<Value> fold(ArrayRef<CombiningKind> kinds,
+                          ArrayRef<SmallVector<Value>> parts);
   void inlinePtx(ValueRange operands, StringRef ptx, StringRef constraints);
   Value slotBarrier(unsigned slot);
 
@@ -60,8 +69,10 @@ private:
   void lower(ClusterArriveOp op);
   /// The thread's warp in its row and lane in that warp.
   std::pair<Value, Value> warpOf(RowReduceOp op);
-  Value clusterCombine(RowReduceOp op, Value partial, CombiningKind kind,
-                       unsigned slot);
+  /// Sends `partial` to every CTA of the cluster and returns the N
+  /// partials of slot `slot` received, in rank order.
+  SmallVector<Value> clusterExchange(RowReduceOp op, Value partial,
+                                     unsigned slot);
 
   gpu::GPUFuncOp func;
   OpBuilder b;
@@ -92,6 +103,55 @@ Value ExchangeLowering::slotBarrier(unsigned slot) {
   Value base = LLVM::AddressOfOp::create(b, loc, ptr3, clusterBarriers);
   return LLVM::GEPOp::create(b, loc, ptr3, b.getI64Type(), base,
                              ArrayRef<LLVM::GEPArg>{(int32_t)slot});
+}
+
+/// (mx, sx) and (my, sy), each a maximum and a sum of exponentials relative
+/// to it: the sum relative to M = max(mx, my), sx e^(mx - M) + sy e^(my - M).
+/// The larger maximum's sum is kept as it is and the other one's scaled by
+/// e^-|mx - my| (a factor of 1 where they are equal, so that two empty
+/// partials, -inf and 0, give 0 and not NaN); a NaN maximum gives a NaN
+/// sum. The same in both orders of the operands, bit for bit, so every
+/// lane of a butterfly gets the same value.
+Value ExchangeLowering::expSum(Value mx, Value sx, Value my, Value sy) {
+  // Each operation on its own line: the IR's order does not depend on the
+  // order in which the C++ compiler evaluates arguments.
+  Value gap = arith::SubFOp::create(b, loc, mx, my);
+  gap = math::AbsFOp::create(b, loc, gap);
+  Value minusLog2e = arith::ConstantFloatOp::create(
+      b, loc, b.getF32Type(), APFloat(-1.4426950408889634f));
+  Value t = arith::MulFOp::create(b, loc, gap, minusLog2e);
+  Value scale = LLVM::CallIntrinsicOp::create(
+                    b, loc, b.getF32Type(),
+                    b.getStringAttr("llvm.nvvm.ex2.approx.f32"), ValueRange{t})
+                    .getResult(0);
+  Value one =
+      arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(1.0f));
+  Value equal =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mx, my);
+  scale = arith::SelectOp::create(b, loc, equal, one, scale);
+  Value xLarger =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, mx, my);
+  Value keepX = math::FmaOp::create(b, loc, sy, scale, sx);
+  Value keepY = math::FmaOp::create(b, loc, sx, scale, sy);
+  return arith::SelectOp::create(b, loc, xLarger, keepX, keepY);
+}
+
+void ExchangeLowering::combineAll(ArrayRef<CombiningKind> kinds,
+                                  MutableArrayRef<Value> values,
+                                  ArrayRef<Value> other) {
+  // Backwards, so that an exp_sum sees its maximum before it is combined.
+  for (size_t i = values.size(); i-- > 0;)
+    values[i] = kinds[i] == CombiningKind::ExpSum
+                    ? expSum(values[i - 1], values[i], other[i - 1], other[i])
+                    : combine(kinds[i], values[i], other[i]);
+}
+
+SmallVector<Value> ExchangeLowering::fold(ArrayRef<CombiningKind> kinds,
+                                          ArrayRef<SmallVector<Value>> parts) {
+  SmallVector<Value> totals(parts.front());
+  for (ArrayRef<Value> part : parts.drop_front())
+    combineAll(kinds, totals, part);
+  return totals;
 }
 
 LogicalResult ExchangeLowering::allocate() {
@@ -173,14 +233,23 @@ void ExchangeLowering::lower(RowReduceOp op) {
   // independent.
   int64_t width = std::min<int64_t>(threadsPerRow, 32);
   Value warpWidth = i32c(32);
+  // An exp_sum combines with its maximum: every value is shuffled before
+  // any is combined. Otherwise each value is combined as it arrives.
+  bool joint = llvm::is_contained(kinds, CombiningKind::ExpSum);
   for (int64_t offset = width / 2; offset >= 1; offset /= 2) {
     Value off = i32c(offset);
+    SmallVector<Value> others;
     for (size_t i = 0; i < values.size(); ++i) {
       Value other = gpu::ShuffleOp::create(b, loc, values[i], off, warpWidth,
                                            gpu::ShuffleMode::XOR)
                         .getShuffleResult();
-      values[i] = combine(kinds[i], values[i], other);
+      if (joint)
+        others.push_back(other);
+      else
+        values[i] = combine(kinds[i], values[i], other);
     }
+    if (joint)
+      combineAll(kinds, values, others);
   }
   int64_t warps = threadsPerRow / 32;
   if (warps > 1) {
@@ -204,21 +273,39 @@ void ExchangeLowering::lower(RowReduceOp op) {
                                 ValueRange{toIndex(add(bases[i], warpInRow))});
     }
     gpu::BarrierOp::create(b, loc);
+    SmallVector<SmallVector<Value>> parts(warps);
     for (size_t i = 0; i < values.size(); ++i) {
       Value total;
       for (int64_t w = 0; w < warps; ++w) {
         Value part = memref::LoadOp::create(
             b, loc, workgroup, ValueRange{toIndex(add(bases[i], i64c(w)))});
-        total = total ? combine(kinds[i], total, part) : part;
+        parts[w].push_back(part);
+        if (!joint)
+          total = total ? combine(kinds[i], total, part) : part;
       }
       values[i] = total;
     }
+    if (joint)
+      values = fold(kinds, parts);
   }
   if (clusterSize > 1) {
     if (op.getClusterWait())
       NVVM::ClusterWaitOp::create(b, loc, UnitAttr());
-    for (size_t i = 0; i < values.size(); ++i)
-      values[i] = clusterCombine(op, values[i], kinds[i], op.getSlot() + i);
+    SmallVector<SmallVector<Value>> parts(clusterSize);
+    for (size_t i = 0; i < values.size(); ++i) {
+      SmallVector<Value> received =
+          clusterExchange(op, values[i], op.getSlot() + i);
+      for (auto [r, part] : llvm::enumerate(received))
+        parts[r].push_back(part);
+      if (!joint) {
+        Value total = received.front();
+        for (Value part : ArrayRef(received).drop_front())
+          total = combine(kinds[i], total, part);
+        values[i] = total;
+      }
+    }
+    if (joint)
+      values = fold(kinds, parts);
   }
   op.replaceAllUsesWith(values);
   op.erase();
@@ -251,18 +338,19 @@ std::pair<Value, Value> ExchangeLowering::warpOf(RowReduceOp op) {
   return coordinates;
 }
 
-Value ExchangeLowering::clusterCombine(RowReduceOp op, Value partial,
-                                       CombiningKind kind, unsigned slot) {
+SmallVector<Value> ExchangeLowering::clusterExchange(RowReduceOp op,
+                                                     Value partial,
+                                                     unsigned slot) {
   // `partial` is the CTA's result, the same in all its threads. Thread 0
   // sends it into slot (slot, rank) of every CTA of the cluster with
   // `st.async`, which counts its 4 bytes on that CTA's mbarrier of the
   // slot; the thread also arrives on its own CTA's mbarrier, expecting 4
-  // bytes from each CTA. Every thread waits on that mbarrier and then
-  // combines the N slots of its own CTA in rank order, so that every CTA
-  // gets the same value. A CTA waits only for the N partials, not (as with
-  // a cluster barrier) for every thread of the cluster and the release
-  // fence before the arrive (measured: docs/benchmarks.md). Each slot has
-  // its own mbarrier (phase 0, used once), and a CTA's slots are all
+  // bytes from each CTA. Every thread waits on that mbarrier and reads
+  // the N slots of its own CTA, which the caller combines in rank order, so
+  // that every CTA gets the same value. A CTA waits only for the N partials,
+  // not (as with a cluster barrier) for every thread of the cluster and the
+  // release fence before the arrive (measured: docs/benchmarks.md). Each slot
+  // has its own mbarrier (phase 0, used once), and a CTA's slots are all
   // written before its wait returns, so none is written after its CTA
   // exits.
   int64_t n = clusterSize;
@@ -299,13 +387,11 @@ Value ExchangeLowering::clusterCombine(RowReduceOp op, Value partial,
   // op loops until the phase completes.
   NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, i32c(0),
                                         i32c(1000000));
-  Value total;
-  for (int64_t r = 0; r < n; ++r) {
-    Value part = LLVM::LoadOp::create(b, loc, b.getF32Type(),
-                                      slotPtr(i64c(slot * n + r)), 4);
-    total = total ? combine(kind, total, part) : part;
-  }
-  return total;
+  SmallVector<Value> parts;
+  for (int64_t r = 0; r < n; ++r)
+    parts.push_back(LLVM::LoadOp::create(b, loc, b.getF32Type(),
+                                         slotPtr(i64c(slot * n + r)), 4));
+  return parts;
 }
 
 void ExchangeLowering::lower(ClusterArriveOp op) {

@@ -468,6 +468,18 @@ scf::ForOp KernelLowering::chunkLoop(
   return loop;
 }
 
+/// Whether `sum` adds e^(x - m) over the row, m the result of `max` over
+/// the same row x (a softmax's denominator).
+static bool isExpSumOf(ReduceOp sum, ReduceOp max) {
+  if (sum.getKind() != ReduceKind::Sum || max.getKind() != ReduceKind::Max ||
+      sum.getGroup() || max.getGroup())
+    return false;
+  auto exp = sum.getInput().getDefiningOp<ExpOp>();
+  auto sub = exp ? exp.getInput().getDefiningOp<SubOp>() : SubOp();
+  return sub && sub.getLhs() == max.getInput() &&
+         sub.getRhs() == max.getResult();
+}
+
 void KernelLowering::emitStreamedRows(
     unsigned c, int64_t group, MutableArrayRef<RowState> rowStates,
     ArrayRef<ReduceOp> reductions, ArrayRef<std::pair<unsigned, Value>> outputs,
@@ -477,7 +489,39 @@ void KernelLowering::emitStreamedRows(
     if (g > 0)
       swapRow(rowStates[g]);
     reductionSlot = g * reductions.size();
-    for (ReduceOp reduce : reductions) {
+    for (size_t k = 0; k < reductions.size(); ++k) {
+      ReduceOp reduce = reductions[k];
+      // A softmax's maximum and sum: one pass over the row instead of two,
+      // and one exchange (exp_sum), each thread keeping a running maximum
+      // and sum (expSumStep). Only here, where each pass reads the row from
+      // memory again: in rows held in registers or shared memory, which
+      // pay no second read, the exponentials computed twice (relative to
+      // the thread's maximum, then to the row's) cost more than the
+      // exchange saved (H200, softmax f16: D = 131072 streamed 48.0 ->
+      // 60.0% of a copy; held rows -6 to -20 points at D = 100-12288, -7.0
+      // at 65536, +1.3 and +1.5 at 24576 and 32768; docs/benchmarks.md
+      // "Softmax's maximum and sum in one exchange").
+      if (k + 1 < reductions.size() && isExpSumOf(reductions[k + 1], reduce)) {
+        ReduceOp sum = reductions[k + 1];
+        scf::ForOp loop =
+            chunkLoop(numChunks,
+                      ValueRange{f32c(-std::numeric_limits<double>::infinity()),
+                                 f32c(0.0)},
+                      [&](Chunk &chunk, ValueRange acc) {
+                        auto [m, s] =
+                            expSumStep(reduce, sum, chunk, acc[0], acc[1]);
+                        return SmallVector<Value>{m, s};
+                      });
+        SmallVector<Value> totals = allReduce(
+            {loop.getResult(0), loop.getResult(1)},
+            {ReduceKind::Max, ReduceKind::Sum}, reductionSlot, /*expSum=*/true);
+        reductionSlot += 2;
+        scalars[reduce.getResult()] = totals[0];
+        scalars[sum.getResult()] = totals[1];
+        evaluateReadyScalars(chain);
+        ++k;
+        continue;
+      }
       Value identity = reduce.getKind() == ReduceKind::Max
                            ? f32c(-std::numeric_limits<double>::infinity())
                            : f32c(0.0);
@@ -616,6 +660,37 @@ void KernelLowering::prefetchEpilogueRows(const Chain &chain,
           NVVM::CacheEvictionPriorityAttr(),
           gep(ptr, element, add(rowOff, chunk.base)), Value());
   }
+}
+
+/// One chunk's step of a thread's running maximum m and sum s of
+/// e^(x - m) (an online softmax): with the chunk's maximum c, m' = max(m,
+/// c) and s' = s e^(m - m') + the chunk's sum of e^(x - m'), the factor 1
+/// where m = m' (so that masked chunks, -inf and 0, add nothing and do not
+/// make NaN). The row is read once for both; the chunk's values that
+/// depend on the maximum are forgotten (they were relative to m', not to
+/// the row's maximum).
+std::pair<Value, Value> KernelLowering::expSumStep(ReduceOp max, ReduceOp sum,
+                                                   Chunk &chunk, Value m,
+                                                   Value s) {
+  Value c = reduceChunk(max, chunk);
+  Value next = m ? arith::MaximumFOp::create(b, loc, m, c) : c;
+  scalars[max.getResult()] = next;
+  Value part = reduceChunk(sum, chunk);
+  scalars.erase(max.getResult());
+  llvm::MapVector<Value, Value> kept;
+  for (auto &[v, value] : chunk.cache)
+    if (!dependsOnAny(v, {max}))
+      kept[v] = value;
+  chunk.cache = std::move(kept);
+  if (!m)
+    return {next, part};
+  Value below = arith::SubFOp::create(b, loc, m, next);
+  Value rescale = exp2Approx(below);
+  Value equal =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, next);
+  Value one = f32c(1.0);
+  Value scale = select(equal, one, rescale);
+  return {next, math::FmaOp::create(b, loc, s, scale, part)};
 }
 
 void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,

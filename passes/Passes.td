@@ -480,7 +480,8 @@ def NfLowerRowReductions : Pass<"nf-lower-row-reductions",
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::math::MathDialect"
   ];
 }
 

@@ -23,6 +23,26 @@ llvm.func @kinds(%p: f32, %lane: i64, %row: i64) {
 
 // -----
 
+llvm.func @exp_sum_first(%p: f32, %q: f32, %lane: i64, %row: i64) {
+  // expected-error@+1 {{'nfgpu.row_reduce' op value 0 is an exp_sum, which must follow a max value}}
+  %s, %m = nfgpu.row_reduce [#nfgpu.combining<exp_sum>, #nfgpu.combining<max>]
+      %p, %q lane %lane row %row {threads_per_row = 32 : i64,
+      rows_per_cta = 1 : i64, cluster_size = 1 : i64, slot = 0 : i64} : f32, f32
+  llvm.return
+}
+
+// -----
+
+llvm.func @exp_sum_after_sum(%p: f32, %q: f32, %lane: i64, %row: i64) {
+  // expected-error@+1 {{'nfgpu.row_reduce' op value 1 is an exp_sum, which must follow a max value}}
+  %s, %t = nfgpu.row_reduce [#nfgpu.combining<sum>, #nfgpu.combining<exp_sum>]
+      %p, %q lane %lane row %row {threads_per_row = 32 : i64,
+      rows_per_cta = 1 : i64, cluster_size = 1 : i64, slot = 0 : i64} : f32, f32
+  llvm.return
+}
+
+// -----
+
 llvm.func @threads(%p: f32, %lane: i64, %row: i64) {
   // expected-error@+1 {{'nfgpu.row_reduce' op threads_per_row must be a power of two from 1 to 1024, got 48}}
   %s = nfgpu.row_reduce [#nfgpu.combining<sum>] %p lane %lane row %row

@@ -53,10 +53,18 @@ nf.kernel @rms(%x: tensor<?x?x?xbf16>, %w: tensor<?xbf16>) -> tensor<?x?x?xbf16>
 }
 
 // Rows of two reductions, streamed (512 threads), keep one element per
-// iteration.
+// iteration. A softmax's maximum and sum take one pass over the row (a
+// running maximum and sum, two iteration values) and one exchange, then
+// the pass that stores.
 // CHECK-LABEL: gpu.func @sm512_g4_streaming512(
-// CHECK: scf.for %{{.*}} step %c512_i64{{.*}} iter_args(%{{.*}}) -> (f32)
+// CHECK: scf.for %{{.*}} step %c512_i64{{.*}} iter_args(%{{.*}}, %{{.*}}) -> (f32, f32)
 // CHECK-NOT: scf.if %{{.*}} -> (f32)
+// CHECK-NOT: iter_args
+// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK-NOT: iter_args
+// CHECK: scf.for %{{.*}} step %c512_i64
+// CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
 nf.kernel @sm512(%x: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
     attributes {nf.schedules = [#nf.schedule<threads_per_row = 512, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>]} {
