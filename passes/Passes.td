@@ -392,7 +392,10 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     thread, combined with the row's other threads (and CTAs) by one
     `nfgpu.row_reduce` (lowered by `-nf-lower-row-reductions`);
     consecutive reductions none of which reads another's result share that
-    exchange (one op of several values). In a register-resident row, an
+    exchange (one op of several values). In a streamed row, a softmax's
+    maximum and sum of `exp(x - max)` take one pass over the row and one
+    exchange (`exp_sum`: each thread's running maximum and sum). In a
+    register-resident row, an
     output that depends on no reduction (fused add + RMSNorm's residual
     stream) is stored before the first exchange, after the loads it needs
     of every chunk; a tensor it overwrites in place is then never loaded
@@ -457,7 +460,10 @@ def NfLowerRowReductions : Pass<"nf-lower-row-reductions",
     initialization of the mbarriers of the exchanges in its region (by
     thread 0, predicated inside the PTX), `fence.mbarrier_init` and a
     relaxed cluster arrive; the exchange marked `cluster_wait` waits on the
-    cluster barrier before its first write into another CTA.
+    cluster barrier before its first write into another CTA. An `exp_sum`
+    value is combined with the maximum before it (`s_a e^(m_a - M) + s_b
+    e^(m_b - M)`, on `ex2.approx`), so at each step all of the op's values
+    are exchanged before any is combined.
 
     The pass allocates what the exchanges use, from their slots: a
     workgroup attribution of `slots * rows_per_cta * warps` f32 (16-byte
