@@ -84,8 +84,9 @@ def NfGpu_RowReduceOp : NfGpu_Op<"row_reduce", [AttrSizedOperandSegments,
     s_a e^(m_a - M) + s_b e^(m_b - M), M = max(m_a, m_b)). A softmax's
     maximum and sum so take one exchange and one pass over the row instead
     of two (an online softmax); `-nf-lower-to-gpu` uses it for streamed
-    rows, which read the row from memory on every pass. Every thread of the CTA must reach the op
-    (it may synchronize the CTA), with the same values of `lane` and `row`
+    rows, which read the row from memory on every pass.
+
+    Every thread of the CTA must reach the op (it may synchronize the CTA), with the same values of `lane` and `row`
     as its position: `lane` in [0, threads_per_row) is the thread's index
     among the row's threads, `row` in [0, rows_per_cta) the row's index in
     the CTA, and `rank` the CTA's index in its cluster (only with

@@ -168,8 +168,8 @@ private:
   SmallVector<Value> allReduce(ArrayRef<Value> partials,
                                ArrayRef<ReduceKind> kinds, unsigned firstSlot,
                                bool expSum = false);
-  /// A thread's running maximum and sum of e^(x - maximum) (null before
-  /// its first chunk), updated with `chunk`.
+  /// A thread's running maximum and sum of e^(x - maximum) (-inf and 0
+  /// before its first chunk), updated with `chunk`.
   std::pair<Value, Value> expSumStep(ReduceOp max, ReduceOp sum, Chunk &chunk,
                                      Value m, Value s);
   void storeRow(unsigned result, Value value, Chunk &chunk);

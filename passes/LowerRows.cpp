@@ -673,7 +673,7 @@ std::pair<Value, Value> KernelLowering::expSumStep(ReduceOp max, ReduceOp sum,
                                                    Chunk &chunk, Value m,
                                                    Value s) {
   Value c = reduceChunk(max, chunk);
-  Value next = m ? arith::MaximumFOp::create(b, loc, m, c) : c;
+  Value next = arith::MaximumFOp::create(b, loc, m, c);
   scalars[max.getResult()] = next;
   Value part = reduceChunk(sum, chunk);
   scalars.erase(max.getResult());
@@ -682,8 +682,6 @@ std::pair<Value, Value> KernelLowering::expSumStep(ReduceOp max, ReduceOp sum,
     if (!dependsOnAny(v, {max}))
       kept[v] = value;
   chunk.cache = std::move(kept);
-  if (!m)
-    return {next, part};
   Value below = arith::SubFOp::create(b, loc, m, next);
   Value rescale = exp2Approx(below);
   Value equal =
