@@ -69,10 +69,10 @@ private:
   void lower(ClusterArriveOp op);
   /// The thread's warp in its row and lane in that warp.
   std::pair<Value, Value> warpOf(RowReduceOp op);
-  /// Sends `partial` to every CTA of the cluster and returns the N
-  /// partials of slot `slot` received, in rank order.
-  SmallVector<Value> clusterExchange(RowReduceOp op, Value partial,
-                                     unsigned slot);
+  /// Sends `partial` to every CTA of the cluster and reads the N partials
+  /// of slot `slot` received, passing each to `received` in rank order.
+  void clusterExchange(RowReduceOp op, Value partial, unsigned slot,
+                       function_ref<void(Value)> received);
 
   gpu::GPUFuncOp func;
   OpBuilder b;
@@ -293,16 +293,16 @@ void ExchangeLowering::lower(RowReduceOp op) {
       NVVM::ClusterWaitOp::create(b, loc, UnitAttr());
     SmallVector<SmallVector<Value>> parts(clusterSize);
     for (size_t i = 0; i < values.size(); ++i) {
-      SmallVector<Value> received =
-          clusterExchange(op, values[i], op.getSlot() + i);
-      for (auto [r, part] : llvm::enumerate(received))
-        parts[r].push_back(part);
-      if (!joint) {
-        Value total = received.front();
-        for (Value part : ArrayRef(received).drop_front())
-          total = combine(kinds[i], total, part);
+      Value total;
+      size_t rank = 0;
+      clusterExchange(op, values[i], op.getSlot() + i, [&](Value part) {
+        if (joint)
+          parts[rank++].push_back(part);
+        else
+          total = total ? combine(kinds[i], total, part) : part;
+      });
+      if (!joint)
         values[i] = total;
-      }
     }
     if (joint)
       values = fold(kinds, parts);
@@ -338,9 +338,9 @@ std::pair<Value, Value> ExchangeLowering::warpOf(RowReduceOp op) {
   return coordinates;
 }
 
-SmallVector<Value> ExchangeLowering::clusterExchange(RowReduceOp op,
-                                                     Value partial,
-                                                     unsigned slot) {
+void ExchangeLowering::clusterExchange(RowReduceOp op, Value partial,
+                                       unsigned slot,
+                                       function_ref<void(Value)> received) {
   // `partial` is the CTA's result, the same in all its threads. Thread 0
   // sends it into slot (slot, rank) of every CTA of the cluster with
   // `st.async`, which counts its 4 bytes on that CTA's mbarrier of the
@@ -387,11 +387,10 @@ SmallVector<Value> ExchangeLowering::clusterExchange(RowReduceOp op,
   // op loops until the phase completes.
   NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, i32c(0),
                                         i32c(1000000));
-  SmallVector<Value> parts;
+  // Each slot is read just before it is combined (the caller's order).
   for (int64_t r = 0; r < n; ++r)
-    parts.push_back(LLVM::LoadOp::create(b, loc, b.getF32Type(),
-                                         slotPtr(i64c(slot * n + r)), 4));
-  return parts;
+    received(LLVM::LoadOp::create(b, loc, b.getF32Type(),
+                                  slotPtr(i64c(slot * n + r)), 4));
 }
 
 void ExchangeLowering::lower(ClusterArriveOp op) {
