@@ -281,11 +281,12 @@ class Nf_UnaryOp<string mnemonic, string what,
 def Nf_NegOp : Nf_UnaryOp<"neg", "-x">;
 def Nf_AbsOp : Nf_UnaryOp<"abs", "|x|">;
 def Nf_ExpOp : Nf_UnaryOp<"exp", "e^x", [{computed in f32 as 2^(x * log2(e)) by the
-    GPU's `ex2.approx` (relative error about 2^-22) after rounding the
+    GPU's `ex2.approx.ftz` (relative error about 2^-22) after rounding the
     product (a relative error of at most |x| * 2^-24 * ln 2 more: 3e-6 at
     |x| = 80, below one f16 or bf16 ulp everywhere); overflow gives +inf,
-    results below 2^-126 keep their subnormal value, NaN stays NaN. This is
-    the exponential Triton and Quack use; `exp(x - max)`, a softmax's, only
+    results below 2^-126 (x below about -87.3) are flushed to +0 (an
+    absolute error under 1.2e-38; f16 has no such values), NaN stays NaN.
+    This is the exponential Quack uses; `exp(x - max)`, a softmax's, only
     meets arguments <= 0}]>;
 def Nf_TanhOp : Nf_UnaryOp<"tanh", "tanh(x)">;
 def Nf_SigmoidOp : Nf_UnaryOp<"sigmoid", "1 / (1 + e^-x)">;

@@ -12,7 +12,7 @@
 // CHECK-NEXT: %[[A:.*]] = math.absf %[[D]]
 // CHECK-NEXT: %[[L:.*]] = arith.constant -1.44269502
 // CHECK-NEXT: %[[T:.*]] = arith.mulf %[[A]], %[[L]]
-// CHECK-NEXT: %[[E:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%[[T]])
+// CHECK-NEXT: %[[E:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[T]])
 // CHECK-NEXT: %[[ONE:.*]] = arith.constant 1.0
 // CHECK-NEXT: %[[EQ:.*]] = arith.cmpf oeq, %[[MX]], %[[M]]
 // CHECK-NEXT: %[[F:.*]] = arith.select %[[EQ]], %[[ONE]], %[[E]]
@@ -21,8 +21,8 @@
 // CHECK-NEXT: %[[KEEPY:.*]] = math.fma %[[SX]], %[[F]], %[[S]]
 // CHECK-NEXT: arith.select %[[GE]], %[[KEEPX]], %[[KEEPY]]
 // CHECK-NEXT: arith.maximumf %[[MX]], %[[M]]
-// CHECK-COUNT-4: llvm.nvvm.ex2.approx.f32
-// CHECK-NOT: llvm.nvvm.ex2.approx.f32
+// CHECK-COUNT-4: llvm.nvvm.ex2.approx.ftz.f32
+// CHECK-NOT: llvm.nvvm.ex2.approx.ftz.f32
 // CHECK: gpu.return
 module attributes {gpu.container_module} {
 gpu.module @k {
@@ -48,14 +48,14 @@ gpu.module @k {
 // CHECK: gpu.barrier
 // CHECK-COUNT-4: memref.load
 // CHECK-NOT: gpu.shuffle
-// CHECK: llvm.nvvm.ex2.approx.f32
-// CHECK-NOT: llvm.nvvm.ex2.approx.f32
+// CHECK: llvm.nvvm.ex2.approx.ftz.f32
+// CHECK-NOT: llvm.nvvm.ex2.approx.ftz.f32
 // CHECK: nvvm.cluster.wait
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK-NOT: nvvm.mbarrier.try_wait.parity
-// CHECK: llvm.nvvm.ex2.approx.f32
-// CHECK-NOT: llvm.nvvm.ex2.approx.f32
+// CHECK: llvm.nvvm.ex2.approx.ftz.f32
+// CHECK-NOT: llvm.nvvm.ex2.approx.ftz.f32
 // CHECK: arith.maximumf
 // CHECK: gpu.return
 module attributes {gpu.container_module} {

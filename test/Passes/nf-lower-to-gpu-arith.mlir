@@ -72,20 +72,21 @@ nf.kernel @div_rows(%x: tensor<?x?x?xf32>, %w: tensor<?xf32>) -> tensor<?x?x?xf3
 
 // -----
 
-// exp: the product with log2(e), then ex2.approx (not the ftz form) per
-// element; sigmoid: the same exponential of -x, then the correctly rounded
-// reciprocal of 1 + e^-x (equal to the division 1 / (1 + e^-x)).
+// exp: the product with log2(e), then ex2.approx.ftz (subnormal results
+// flushed to zero) per element; sigmoid: the same exponential of -x, then
+// the correctly rounded reciprocal of 1 + e^-x (equal to the division
+// 1 / (1 + e^-x)).
 // CHECK-LABEL: gpu.func @exp_sigmoid_v0_warp32x1(
 // CHECK: %[[L:.*]] = arith.constant 1.44269502 : f32
 // CHECK: %[[LV:.*]] = vector.broadcast %[[L]] : f32 to vector<8xf32>
 // CHECK: %[[T:.*]] = arith.mulf %{{.*}}, %[[LV]] : vector<8xf32>
 // CHECK: %[[T0:.*]] = vector.extract %[[T]][0] : f32 from vector<8xf32>
-// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%[[T0]]) : (f32) -> f32
-// CHECK-COUNT-7: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[T0]]) : (f32) -> f32
+// CHECK-COUNT-7: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: arith.negf %{{.*}} : vector<8xf32>
-// CHECK-COUNT-8: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK-COUNT-8: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK-COUNT-8: llvm.call_intrinsic "llvm.nvvm.rcp.rn.f"
-// CHECK-NOT: llvm.nvvm.ex2.approx.ftz
+// CHECK-NOT: "llvm.nvvm.ex2.approx.f32"
 // CHECK-NOT: math.exp
 // CHECK: gpu.return
 nf.kernel @exp_sigmoid(%x: tensor<?x?x?xf32>) -> (tensor<?x?x?xf32>, tensor<?x?x?xf32>)

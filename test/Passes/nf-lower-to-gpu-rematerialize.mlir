@@ -86,8 +86,8 @@ nf.kernel @add_rms(%x: tensor<?x?x?xbf16>, %res: tensor<?x?x?xbf16>)
 // CHECK-COUNT-2: arith.extf %{{.*}} : vector<8xf16> to vector<8xf32>
 // CHECK-NOT: arith.extf %{{.*}} : vector<8xf16> to vector<8xf32>
 // CHECK-NOT: arith.xori
-// CHECK-COUNT-16: llvm.nvvm.ex2.approx.f32
-// CHECK-NOT: llvm.nvvm.ex2.approx.f32
+// CHECK-COUNT-16: llvm.nvvm.ex2.approx.ftz.f32
+// CHECK-NOT: llvm.nvvm.ex2.approx.ftz.f32
 // CHECK: llvm.nvvm.rcp.rn.f
 // CHECK-LABEL: gpu.func @softmax_v1_warp32x4(
 nf.kernel @softmax(%x: tensor<?x?x?xf16>) -> tensor<?x?x?xf16>
