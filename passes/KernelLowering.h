@@ -248,6 +248,11 @@ private:
   // each pass, so that no row element is live in registers across a
   // reduction (LowerRows.cpp, stageRow).
   bool stagedRows = false;
+  /// The most f32 values a thread of a staged row holds across a reduction
+  /// (maybeRematerialize): with 32, ptxas kept softmax's CTAs of 256
+  /// threads at 64 registers, four per SM, in every cluster size; with 40,
+  /// at 64 in clusters of 4 but 80 in clusters of 8.
+  static constexpr unsigned kMaxHeldStagedValues = 32;
   std::string stageBuffer;
   void stageRow(const Chain &chain, MutableArrayRef<Chunk> chunks);
   // Where each chunk of the chain's [B, S, D] inputs lies in the stage

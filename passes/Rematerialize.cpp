@@ -79,11 +79,35 @@ unsigned KernelLowering::liveBits(Chunk &chunk, ArrayRef<Value> needed,
 void KernelLowering::maybeRematerialize(MutableArrayRef<Chunk> chunks,
                                         ArrayRef<Value> needed,
                                         unsigned index) {
-  // A staged row keeps nothing across the reduction: every value is
-  // recomputed from the chunks read back from shared memory.
+  // A staged row recomputes every value from the chunks read back from
+  // shared memory, except the f32 results of transcendentals (softmax's
+  // e^(x - max), which its epilogue would otherwise compute again) while a
+  // thread holds at most kMaxHeldStagedValues of them: the exponential,
+  // MUFU.EX2, gives 16 results per cycle per SM (f32 multiplications: 128)
+  // and shares the MIO queue with the shared-memory reads (ncu at 65536:
+  // 8% of the warps' stall samples at the exponentials, half of them on
+  // that queue; docs/benchmarks.md). Held in every staged schedule,
+  // softmax f16 gained 3.1 / 3.7 where ptxas stayed at 64 registers (32
+  // and 40 values: four CTAs of 256 threads per SM); where it took 80 or
+  // 99 (three or two CTAs) it lost up to 8.9 and gained up to 2.5
+  // (docs/benchmarks.md, "Staged softmax rows hold their exponentials").
   if (stagedRows) {
-    for (Chunk &chunk : chunks)
+    unsigned held = 0;
+    SmallVector<llvm::MapVector<Value, Value>> kept(chunks.size());
+    for (auto [chunk, keep] : llvm::zip(chunks, kept))
+      for (auto &[v, value] : chunk.cache)
+        if (getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth() ==
+                32 &&
+            isKeptAcrossReduction(v, value)) {
+          keep[v] = value;
+          auto type = dyn_cast<VectorType>(value.getType());
+          held += type ? type.getNumElements() : 1;
+        }
+    for (auto [chunk, keep] : llvm::zip(chunks, kept)) {
       chunk.cache.clear();
+      if (held <= kMaxHeldStagedValues)
+        chunk.cache = std::move(keep);
+    }
     return;
   }
   if (!(vectorized || peeled) || hasRope || !sched.isRegisterResident() ||
