@@ -286,8 +286,7 @@ def Nf_ExpOp : Nf_UnaryOp<"exp", "e^x", [{computed in f32 as 2^(x * log2(e)) by 
     |x| = 80, below one f16 or bf16 ulp everywhere); overflow gives +inf,
     results below 2^-126 (x below about -87.3) are flushed to +0 (an
     absolute error under 1.2e-38; f16 has no such values), NaN stays NaN.
-    This is the exponential Quack uses; `exp(x - max)`, a softmax's, only
-    meets arguments <= 0}]>;
+    `exp(x - max)`, a softmax's, only meets arguments <= 0}]>;
 def Nf_TanhOp : Nf_UnaryOp<"tanh", "tanh(x)">;
 def Nf_SigmoidOp : Nf_UnaryOp<"sigmoid", "1 / (1 + e^-x)">;
 def Nf_SqrtOp : Nf_UnaryOp<"sqrt", "the square root of x">;
