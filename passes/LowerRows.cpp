@@ -134,8 +134,8 @@ void KernelLowering::emitReciprocals(const Chain &chain) {
 
 /// e^x as 2^(x * log2 e) on ex2.approx.ftz: two instructions where
 /// libdevice's expf takes about ten. The ftz form is MUFU.EX2 alone; the
-/// form that keeps subnormal results adds a range test and two scalings
-/// around it, which an issue-bound softmax pays twice per element
+/// form that keeps subnormal results adds a range test and predicated
+/// scalings around it, which an issue-bound softmax pays twice per element
 /// (docs/Rationale.md, "Exponentials flush subnormal results").
 Value KernelLowering::exp2Approx(Value x) {
   Value log2e = f32c(1.4426950408889634);
