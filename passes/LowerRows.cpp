@@ -640,15 +640,7 @@ void KernelLowering::prefetchEpilogueRows(const Chain &chain,
       sched.clusterSize > 1 || sched.threadsPerRow < kMinPrefetchRowThreads ||
       sched.threadsPerRow > kMaxPrefetchRowThreads)
     return;
-  for (Operation *op : chain.ops) {
-    auto load = dyn_cast<LoadOp>(op);
-    if (!load || load.getKind() != BroadcastKind::BSD)
-      continue;
-    if (llvm::any_of(reductions, [&](ReduceOp reduce) {
-          return computedFrom(reduce.getInput(),
-                              [&](Value x) { return x == load.getResult(); });
-        }))
-      continue;
+  for (LoadOp load : getEpilogueRowLoads(chain, reductions)) {
     auto type = cast<RankedTensorType>(load.getSource().getType());
     Type element = getStorageType(type.getElementType());
     Value ptr = argValue[cast<BlockArgument>(load.getSource()).getArgNumber()];

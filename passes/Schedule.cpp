@@ -352,20 +352,32 @@ bool mlir::nf::anyLaterReductionReadsBroadcast(KernelOp kernel) {
 bool mlir::nf::hasEpilogueRowInput(KernelOp kernel) {
   ChainAnalysis chains(kernel);
   for (const Chain &chain : chains.getChains()) {
-    SmallPtrSet<Operation *, 4> reduced;
+    SmallVector<ReduceOp> reductions;
     for (Operation *op : chain.ops)
       if (auto reduce = dyn_cast<ReduceOp>(op))
-        walkDefiningOps(reduce.getInput(), [&](Operation *def) {
-          if (isa<LoadOp>(def))
-            reduced.insert(def);
-          return !isa<LoadOp>(def);
-        });
-    for (Operation *op : chain.ops)
-      if (auto load = dyn_cast<LoadOp>(op);
-          load && load.getKind() == BroadcastKind::BSD && !reduced.contains(op))
-        return true;
+        reductions.push_back(reduce);
+    if (!getEpilogueRowLoads(chain, reductions).empty())
+      return true;
   }
   return false;
+}
+
+SmallVector<LoadOp>
+mlir::nf::getEpilogueRowLoads(const Chain &chain,
+                              ArrayRef<ReduceOp> reductions) {
+  SmallPtrSet<Operation *, 4> reduced;
+  for (ReduceOp reduce : reductions)
+    walkDefiningOps(reduce.getInput(), [&](Operation *def) {
+      if (isa<LoadOp>(def))
+        reduced.insert(def);
+      return !isa<LoadOp>(def);
+    });
+  SmallVector<LoadOp> loads;
+  for (Operation *op : chain.ops)
+    if (auto load = dyn_cast<LoadOp>(op);
+        load && load.getKind() == BroadcastKind::BSD && !reduced.contains(op))
+      loads.push_back(load);
+  return loads;
 }
 
 int64_t mlir::nf::maxPrefetchedValues(int64_t blockSize) {

@@ -278,6 +278,11 @@ bool anyLaterReductionReadsBroadcast(KernelOp kernel);
 /// second trip to memory comes after the exchange.
 bool hasEpilogueRowInput(KernelOp kernel);
 
+/// The [B, S, D] loads of `chain`, in its order, whose values none of
+/// `reductions` reads: inputs that only the epilogue needs.
+SmallVector<LoadOp> getEpilogueRowLoads(const Chain &chain,
+                                        ArrayRef<ReduceOp> reductions);
+
 /// Whether `kernel` loads an operand broadcast along the rows ([D],
 /// [B, 1, D], ...) of 4-byte elements.
 bool hasF32BroadcastOperand(KernelOp kernel);
