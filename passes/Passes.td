@@ -412,7 +412,10 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     unclamped indices except in the last iteration, and with three or more
     loads per element issues them all before the iteration's first store,
     up to 64 loaded values in CTAs of at most 256 threads, 32 in larger
-    ones).
+    ones). A `staged` row reads its chunks back from shared memory in
+    every pass and keeps across an exchange only the f32 results of
+    transcendentals, while a thread holds at most 32 (softmax's
+    exponentials). `exp` is `ex2.approx.ftz` of `x * log2(e)`.
     Modulation operands are loaded per row; `select_load` loads only the
     chosen operand; a rotary partner in another lane of the warp is
     exchanged with `gpu.shuffle xor`, otherwise it is recomputed from its
