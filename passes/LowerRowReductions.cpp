@@ -120,11 +120,10 @@ Value ExchangeLowering::expSum(Value mx, Value sx, Value my, Value sy) {
   Value minusLog2e = arith::ConstantFloatOp::create(
       b, loc, b.getF32Type(), APFloat(-1.4426950408889634f));
   Value t = arith::MulFOp::create(b, loc, gap, minusLog2e);
-  Value scale =
-      LLVM::CallIntrinsicOp::create(
-          b, loc, b.getF32Type(),
-          b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"), ValueRange{t})
-          .getResult(0);
+  Value scale = LLVM::CallIntrinsicOp::create(
+                    b, loc, b.getF32Type(), b.getStringAttr(nf::kEx2Intrinsic),
+                    ValueRange{t})
+                    .getResult(0);
   Value one =
       arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(1.0f));
   Value equal =

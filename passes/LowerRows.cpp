@@ -10,6 +10,7 @@
 
 #include "dialect/NfGpuDialect.h"
 #include "passes/KernelLowering.h"
+#include "passes/Passes.h"
 #include "passes/QuantizedCasts.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -142,9 +143,8 @@ Value KernelLowering::exp2Approx(Value x) {
   if (isa<VectorType>(x.getType()))
     log2e = splat(log2e);
   Value t = arith::MulFOp::create(b, loc, x, log2e);
-  return mapScalars(t, [&](Value e) -> Value {
-    return callF32("llvm.nvvm.ex2.approx.ftz.f32", e);
-  });
+  return mapScalars(
+      t, [&](Value e) -> Value { return callF32(kEx2Intrinsic, e); });
 }
 
 void KernelLowering::setUpRow(unsigned c, Value row, Value batch, Value token) {

@@ -26,6 +26,12 @@ void populateDecomposePatterns(RewritePatternSet &patterns);
 /// variants they pay in.
 bool factorRowScalars(Operation *root);
 
+/// The exponential both -nf-lower-to-gpu and -nf-lower-row-reductions emit:
+/// 2^x on MUFU.EX2, subnormal results flushed to zero (docs/Rationale.md,
+/// "Exponentials flush subnormal results").
+inline constexpr llvm::StringLiteral kEx2Intrinsic =
+    "llvm.nvvm.ex2.approx.ftz.f32";
+
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 

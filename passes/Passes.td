@@ -465,7 +465,7 @@ def NfLowerRowReductions : Pass<"nf-lower-row-reductions",
     relaxed cluster arrive; the exchange marked `cluster_wait` waits on the
     cluster barrier before its first write into another CTA. An `exp_sum`
     value is combined with the maximum before it (`s_a e^(m_a - M) + s_b
-    e^(m_b - M)`, on `ex2.approx`), so at each step all of the op's values
+    e^(m_b - M)`, on `ex2.approx.ftz`), so at each step all of the op's values
     are exchanged before any is combined.
 
     The pass allocates what the exchanges use, from their slots: a
