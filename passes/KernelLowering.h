@@ -315,6 +315,13 @@ private:
   void emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
                ArrayRef<ReduceOp> reductions,
                ArrayRef<std::pair<unsigned, Value>> outputs);
+  /// Reduces, computes and stores the thread's rows (each row's chunks;
+  /// row 0's state current, row g's in rowStates[g]) phase by phase: one
+  /// exchange per reduction for all of them. Rows without rotary partners.
+  void emitRows(const Chain &chain, ArrayRef<MutableArrayRef<Chunk>> rows,
+                MutableArrayRef<RowState> rowStates,
+                ArrayRef<ReduceOp> reductions,
+                ArrayRef<std::pair<unsigned, Value>> outputs);
 
   /// Emits the streaming passes of the thread's rows.
   void emitStreamedRows(unsigned chainIndex, int64_t group,

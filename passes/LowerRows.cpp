@@ -387,6 +387,32 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
           swapRow(rowStates[g]);
       }
     }
+    // Where a [B, S, D] input is read only after the reductions (seed #2's
+    // x), the rows go through their phases together, one exchange per
+    // reduction for all of them: ptxas otherwise issued a later row's loads
+    // only after the earlier row's stores. H200, % of a copy, rows one
+    // after the other / together: fused_add_gate_norm 95.6 / 100.5, 86.6
+    // / 91.3, 95.5 / 100.5 at D = 64 / 96 / 128 (16-byte chunks, two rows
+    // per thread; 8- and 4-byte twins not measured). Not elsewhere: RMSNorm,
+    // LayerNorm and seed #1 lost up to 8.4 at D = 16-124 (ptxas: 32 -> 38-40
+    // registers in the 8-byte twins, fewer CTAs per SM), and the general
+    // variants lost 2.7 to 4.7 at D = 101 (docs/benchmarks.md, "Two rows of a
+    // thread in one exchange"). Not rotary rows, each computed whole before it
+    // is stored.
+    SmallVector<LoadOp> epilogueLoads = getEpilogueRowLoads(chain, reductions);
+    unsigned chunkBits = 0;
+    if (!epilogueLoads.empty()) {
+      auto type =
+          cast<RankedTensorType>(epilogueLoads.front().getSource().getType());
+      chunkBits = sched.chunk *
+                  getStorageType(type.getElementType()).getIntOrFloatBitWidth();
+    }
+    if (!hasRope && vectorized && chunkBits == 128) {
+      SmallVector<MutableArrayRef<Chunk>> rows(rowChunks.begin(),
+                                               rowChunks.end());
+      emitRows(chain, rows, rowStates, reductions, outputs);
+      return success();
+    }
     for (int64_t g = 0; g < group; ++g) {
       if (g > 0)
         swapRow(rowStates[g]);
@@ -689,6 +715,28 @@ std::pair<Value, Value> KernelLowering::expSumStep(ReduceOp max, ReduceOp sum,
 void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
                              ArrayRef<ReduceOp> reductions,
                              ArrayRef<std::pair<unsigned, Value>> outputs) {
+  MutableArrayRef<Chunk> rows[] = {chunks};
+  emitRows(chain, rows, {}, reductions, outputs);
+}
+
+void KernelLowering::emitRows(const Chain &chain,
+                              ArrayRef<MutableArrayRef<Chunk>> rows,
+                              MutableArrayRef<RowState> rowStates,
+                              ArrayRef<ReduceOp> reductions,
+                              ArrayRef<std::pair<unsigned, Value>> outputs) {
+  assert((rows.size() == 1 || !hasRope) &&
+         "rotary rows are emitted one by one");
+  // Runs `fn` on each of the thread's rows with that row's state current
+  // (row 0's is; rowStates[g] holds row g's, see emitChain).
+  auto forEachRow = [&](function_ref<void(size_t, MutableArrayRef<Chunk>)> fn) {
+    for (size_t g = 0; g < rows.size(); ++g) {
+      if (g > 0)
+        swapRow(rowStates[g]);
+      fn(g, rows[g]);
+      if (g > 0)
+        swapRow(rowStates[g]);
+    }
+  };
   // An output computed from no reduction's result (fused add + RMSNorm's
   // r = x + residual, the residual stream) is stored before the row's
   // first exchange: its stores leave a phase earlier, and its values are
@@ -724,10 +772,12 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
         return false;
       });
     }
-    for (Chunk &chunk : chunks)
-      for (Operation *op : chain.ops)
-        if (loads.contains(op))
-          evaluate(op->getResult(0), chunk);
+    forEachRow([&](size_t, MutableArrayRef<Chunk> chunks) {
+      for (Chunk &chunk : chunks)
+        for (Operation *op : chain.ops)
+          if (loads.contains(op))
+            evaluate(op->getResult(0), chunk);
+    });
     for (const auto &output : outputs) {
       if (!storedEarly(output)) {
         lateOutputs.push_back(output);
@@ -738,8 +788,10 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
           if (auto load = dyn_cast<LoadOp>(op))
             if (load.getSource() == kernel.getBody().front().getArgument(*arg))
               pinnedLoads.insert(load.getResult());
-      for (Chunk &chunk : chunks)
-        storeOutput(output.first, output.second, chunk);
+      forEachRow([&](size_t, MutableArrayRef<Chunk> chunks) {
+        for (Chunk &chunk : chunks)
+          storeOutput(output.first, output.second, chunk);
+      });
     }
     outputs = lateOutputs;
   }
@@ -776,48 +828,62 @@ void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
   };
   // Consecutive reductions none of which reads another's result share one
   // exchange (one shuffle tree of several values, one barrier): a row's
-  // sum of squares and the maximum of |x * w| (nf-factor-row-scalars).
+  // sum of squares and the maximum of |x * w| (nf-factor-row-scalars). So do
+  // the thread's rows: every row's partial values are computed before the
+  // first shuffle, so that ptxas cannot sink a later row's loads below an
+  // earlier row's exchange and stores (it did, in 8-byte twins of two
+  // chunks), and the rows' shuffles are independent of each other.
   for (size_t i = 0; i < reductions.size();) {
     size_t end = i + 1;
     while (end < reductions.size() &&
            !dependsOnAny(ReduceOp(reductions[end]).getInput(),
                          reductions.slice(i, end - i)))
       ++end;
-    if (i > 0 && rematerializeAll)
-      maybeRematerialize(chunks, neededFrom(i), i - 1);
     SmallVector<Value> partials;
     SmallVector<ReduceKind> kinds;
-    for (ReduceOp reduce : reductions.slice(i, end - i)) {
-      Value partial;
-      for (Chunk &chunk : chunks) {
-        Value part = reduceChunk(reduce, chunk);
-        partial = partial ? combine(reduce.getKind(), partial, part) : part;
+    forEachRow([&](size_t, MutableArrayRef<Chunk> chunks) {
+      if (i > 0 && rematerializeAll)
+        maybeRematerialize(chunks, neededFrom(i), i - 1);
+      for (ReduceOp reduce : reductions.slice(i, end - i)) {
+        Value partial;
+        for (Chunk &chunk : chunks) {
+          Value part = reduceChunk(reduce, chunk);
+          partial = partial ? combine(reduce.getKind(), partial, part) : part;
+        }
+        partials.push_back(partial);
+        kinds.push_back(reduce.getKind());
       }
-      partials.push_back(partial);
-      kinds.push_back(reduce.getKind());
-    }
-    if (i == 0)
-      prefetchEpilogueRows(chain, chunks, reductions);
+      if (i == 0)
+        prefetchEpilogueRows(chain, chunks, reductions);
+    });
     SmallVector<Value> totals = allReduce(partials, kinds, reductionSlot);
-    reductionSlot += end - i;
-    for (size_t k = i; k < end; ++k)
-      scalars[ReduceOp(reductions[k]).getResult()] = totals[k - i];
-    evaluateReadyScalars(chain);
+    reductionSlot += totals.size();
+    forEachRow([&](size_t g, MutableArrayRef<Chunk>) {
+      for (size_t k = i; k < end; ++k)
+        scalars[ReduceOp(reductions[k]).getResult()] =
+            totals[g * (end - i) + k - i];
+      evaluateReadyScalars(chain);
+    });
     i = end;
   }
-  storePerRowValues(perRowOutputs);
+  forEachRow([&](size_t, MutableArrayRef<Chunk>) {
+    storePerRowValues(perRowOutputs);
+  });
   // Without rotary partners a chunk's results depend on its own elements
   // only: each chunk is computed and stored before the next one's epilogue
   // operands are loaded, so that they are not all live at once.
   if (!hasRope) {
-    if (reductions.size() == 1 || rematerializeAll)
-      maybeRematerialize(chunks, neededFrom(reductions.size()),
-                         reductions.size() - 1);
-    for (Chunk &chunk : chunks)
-      for (auto &[r, value] : outputs)
-        storeOutput(r, value, chunk);
+    forEachRow([&](size_t, MutableArrayRef<Chunk> chunks) {
+      if (reductions.size() == 1 || rematerializeAll)
+        maybeRematerialize(chunks, neededFrom(reductions.size()),
+                           reductions.size() - 1);
+      for (Chunk &chunk : chunks)
+        for (auto &[r, value] : outputs)
+          storeOutput(r, value, chunk);
+    });
     return;
   }
+  MutableArrayRef<Chunk> chunks = rows.front();
   // The whole row is computed before any of it is stored: an in-place
   // result may overwrite what another chunk still reads (a rotary partner).
   // (Group values are computed here too, into the chunks' caches.)
