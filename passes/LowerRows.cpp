@@ -829,10 +829,10 @@ void KernelLowering::emitRows(const Chain &chain,
   // Consecutive reductions none of which reads another's result share one
   // exchange (one shuffle tree of several values, one barrier): a row's
   // sum of squares and the maximum of |x * w| (nf-factor-row-scalars). So do
-  // the thread's rows: every row's partial values are computed before the
-  // first shuffle, so that ptxas cannot sink a later row's loads below an
-  // earlier row's exchange and stores (it did, in 8-byte twins of two
-  // chunks), and the rows' shuffles are independent of each other.
+  // the rows of a thread where emitChain passes several: every row's partial
+  // values are computed before the first shuffle, so that ptxas cannot sink
+  // a later row's loads below an earlier row's exchange and stores, and the
+  // rows' shuffles are independent of each other.
   for (size_t i = 0; i < reductions.size();) {
     size_t end = i + 1;
     while (end < reductions.size() &&
