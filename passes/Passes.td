@@ -392,7 +392,12 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     thread, combined with the row's other threads (and CTAs) by one
     `nfgpu.row_reduce` (lowered by `-nf-lower-row-reductions`);
     consecutive reductions none of which reads another's result share that
-    exchange (one op of several values). In a streamed row, a softmax's
+    exchange (one op of several values). A thread that holds two rows
+    (`rows_per_thread` = 2) issues both rows' `[B, S, D]` loads first; in
+    vectorized rows of 16-byte chunks of a kernel with a `[B, S, D]` input
+    that no reduction reads, the rows also share each exchange (their
+    shuffles alternate) before each stores in turn, elsewhere each row
+    reduces and stores in turn. In a streamed row, a softmax's
     maximum and sum of `exp(x - max)` take one pass over the row and one
     exchange (`exp_sum`: each thread's running maximum and sum). In a
     register-resident row, an
