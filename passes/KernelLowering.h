@@ -341,6 +341,13 @@ private:
 /// smallest normal f32 in magnitude, or NaN (its reciprocal is finite).
 bool isNormalOrNaN(Value v);
 
+/// Whether `v` is computed from the result of one of `reductions`.
+bool dependsOnAny(Value v, ArrayRef<ReduceOp> reductions);
+
+/// Whether `v` is computed from the result of any reduction, of the row or
+/// of a group.
+bool dependsOnReduction(Value v);
+
 } // namespace mlir::nf::lowering
 
 #endif // NF_PASSES_KERNELLOWERING_H
