@@ -2,9 +2,10 @@
 //
 // Part of normfuse. The class that lowers one variant of one nf.kernel to a
 // gpu.func, shared by the files that implement it: LowerToGPU.cpp (the
-// kernel), LowerRows.cpp (rows and their phases), LowerChunks.cpp (chunks),
-// LowerReductions.cpp (reductions over the row, stores), Rematerialize.cpp
-// and GroupReductions.cpp (group values). Not a public interface.
+// kernel), LowerRows.cpp (rows), RowPhases.cpp (a register-resident row's
+// phases), PersistentRows.cpp, LowerChunks.cpp (chunks), LowerReductions.cpp
+// (reductions over the row, stores), Rematerialize.cpp and
+// GroupReductions.cpp (group values). Not a public interface.
 //
 //===----------------------------------------------------------------------===//
 
@@ -110,7 +111,7 @@ private:
   // Per-row state.
   Value rowOffset(Value tensor, BroadcastKind kind);
   // Prefetches into L2 the chunks of the [B, S, D] inputs no reduction
-  // reads, loaded after the row's last exchange (LowerRows.cpp).
+  // reads, loaded after the row's last exchange (RowPhases.cpp).
   void prefetchEpilogueRows(const Chain &chain, ArrayRef<Chunk> chunks,
                             ArrayRef<ReduceOp> reductions);
   static constexpr int64_t kMinPrefetchRowThreads = 32;

@@ -1,10 +1,11 @@
 //===- LowerRows.cpp - rows in -nf-lower-to-gpu ---------------------------===//
 //
 // Part of normfuse. The rows of a chain: where each operand's row starts,
-// the per-row scalars and reciprocals, and the register-resident and
-// streamed schedules' phases (reductions, then the epilogue; what is
-// recomputed across a reduction is in Rematerialize.cpp, the reductions
-// over the row and the stores in LowerReductions.cpp).
+// the per-row scalars and reciprocals, which schedule runs a thread's rows,
+// and the streamed and staged rows' passes (a register-resident row's
+// phases are in RowPhases.cpp, what is recomputed across a reduction in
+// Rematerialize.cpp, the reductions over the row and the stores in
+// LowerReductions.cpp).
 //
 //===----------------------------------------------------------------------===//
 

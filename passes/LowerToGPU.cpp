@@ -15,11 +15,13 @@
 // row is read from memory once); a streaming schedule loops over the chunks
 // in every phase and recomputes from memory.
 //
-// The lowering is one class (KernelLowering.h) in six files: this one (the
-// kernel's structure and the pass), LowerRows.cpp (rows and their phases),
-// LowerChunks.cpp (a chunk's loads and arithmetic), LowerReductions.cpp
-// (reductions over the row, stores), Rematerialize.cpp (what is recomputed
-// across a reduction) and GroupReductions.cpp (group values).
+// The lowering is one class (KernelLowering.h) in eight files: this one (the
+// kernel's structure and the pass), LowerRows.cpp (rows: set-up, schedules,
+// streamed and staged rows), RowPhases.cpp (a register-resident row's
+// phases), PersistentRows.cpp (persistent CTAs), LowerChunks.cpp (a chunk's
+// loads and arithmetic), LowerReductions.cpp (reductions over the row,
+// stores), Rematerialize.cpp (what is recomputed across a reduction) and
+// GroupReductions.cpp (group values).
 //
 //===----------------------------------------------------------------------===//
 
