@@ -107,6 +107,8 @@ static const char *paramKindName(KernelParam::Kind kind) {
     return "chain_s";
   case KernelParam::ChainF:
     return "chain_f";
+  case KernelParam::ChainSDivisor:
+    return "chain_s_divisor";
   case KernelParam::RowLength:
     return "row_length";
   case KernelParam::ArgStride:
@@ -169,7 +171,7 @@ LogicalResult mlir::nf::writeArtifact(ModuleOp module, StringRef chip,
   // The body is composed in memory so that its digest can end the file.
   std::string body;
   llvm::raw_string_ostream os(body);
-  os << "normfuse-artifact 9\n";
+  os << "normfuse-artifact 10\n";
   os << "target " << chip << "\n";
   bool alignedToDynamic = hasDynamicSharedMemory(module);
   for (KernelOp kernel : module.getOps<KernelOp>()) {

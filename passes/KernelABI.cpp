@@ -46,6 +46,8 @@ mlir::nf::computeKernelABI(KernelOp kernel, const ChainAnalysis &chains) {
     params.push_back({KernelParam::ChainRows, (int)c, 0, i64, "rows" + suffix});
     params.push_back({KernelParam::ChainS, (int)c, 0, i64, "S" + suffix});
     params.push_back({KernelParam::ChainF, (int)c, 0, i64, "F" + suffix});
+    params.push_back(
+        {KernelParam::ChainSDivisor, (int)c, 0, i64, "Sdiv" + suffix});
   }
   params.push_back({KernelParam::RowLength, 0, 0, i64, "D"});
   for (auto [i, type] : llvm::enumerate(argTypes)) {

@@ -8,9 +8,9 @@
 //
 // Order: one entry per kernel argument (a global pointer for a tensor, the
 // value for a scalar); a pointer per result not written in place; per chain
-// its row count (B*S), S and F; D; then the strides of every dimension but
-// the last of every tensor argument, then of every result not in place; then
-// the row count of every rotary cache.
+// its row count (B*S), S, F and S's division constants; D; then the strides of
+// every dimension but the last of every tensor argument, then of every result
+// not in place; then the row count of every rotary cache.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +31,8 @@ struct KernelParam {
     ChainRows,     ///< B*S of chain `index`
     ChainS,        ///< S of chain `index`
     ChainF,        ///< F of chain `index` (1 when it has no frames)
+    ChainSDivisor, ///< S of chain `index` as multiplier and shift, for a
+                   ///< division without a divide (runtime/Divisor.h)
     RowLength,     ///< D
     ArgStride,     ///< stride of dimension `dim` of argument `index`
     ResultStride,  ///< stride of dimension `dim` of result `index`

@@ -230,7 +230,7 @@ private:
   DenseMap<unsigned, Value> resultPtr;
   DenseMap<unsigned, SmallVector<Value>> argStrides, resultStrides;
   DenseMap<unsigned, Value> cacheRows;
-  SmallVector<Value> chainRows, chainS, chainF;
+  SmallVector<Value> chainRows, chainS, chainF, chainSDivisor;
   Value rowLength;
 
   // Thread coordinates. `lane` is the thread's index among its row's
@@ -311,6 +311,12 @@ private:
   /// token passes them (`row` is then unused) and no division is emitted.
   void setUpRow(unsigned chainIndex, Value row, Value batch = {},
                 Value token = {});
+  /// n / S of chain `chainIndex` for an i32 n < 2^31, from the runtime's
+  /// multiplier and shift (runtime/Divisor.h): three instructions where a
+  /// 32-bit division by S is about 25.
+  Value divideByS(unsigned chainIndex, Value n32);
+  /// B of chain `chainIndex` (its rows / S), as i64.
+  Value batchCount(unsigned chainIndex);
 
   /// Reduces, computes and stores the current row from `chunks`.
   void emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,

@@ -148,6 +148,23 @@ Value KernelLowering::exp2Approx(Value x) {
       t, [&](Value e) -> Value { return callF32(kEx2Intrinsic, e); });
 }
 
+Value KernelLowering::divideByS(unsigned c, Value n32) {
+  Value divisor = chainSDivisor[c];
+  Type i32 = b.getI32Type();
+  Value multiplier = arith::TruncIOp::create(b, loc, i32, divisor);
+  Value shift = arith::TruncIOp::create(
+      b, loc, i32, arith::ShRUIOp::create(b, loc, divisor, i64c(32)));
+  Value high =
+      arith::MulUIExtendedOp::create(b, loc, n32, multiplier).getHigh();
+  return arith::ShRUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, high, n32), shift);
+}
+
+Value KernelLowering::batchCount(unsigned c) {
+  Value rows32 = arith::TruncIOp::create(b, loc, b.getI32Type(), chainRows[c]);
+  return arith::ExtUIOp::create(b, loc, b.getI64Type(), divideByS(c, rows32));
+}
+
 void KernelLowering::setUpRow(unsigned c, Value row, Value batch, Value token) {
   const Chain &chain = chains.getChains()[c];
   scalars.clear();
@@ -162,9 +179,9 @@ void KernelLowering::setUpRow(unsigned c, Value row, Value batch, Value token) {
       scalars[constant.getResult()] = arith::ConstantOp::create(
           b, loc, cast<TypedAttr>(constant.getValue()));
 
-  // 32-bit divisions: a 64-bit one is a called subroutine in SASS (slow,
-  // and its register saves show up as spills). The runtime refuses chains
-  // of 2^31 rows or more.
+  // 32-bit arithmetic: a 64-bit division is a called subroutine in SASS
+  // (slow, and its register saves show up as spills). The runtime refuses
+  // chains of 2^31 rows or more.
   auto i32 = [&](Value v) {
     return arith::TruncIOp::create(b, loc, b.getI32Type(), v);
   };
@@ -190,8 +207,10 @@ void KernelLowering::setUpRow(unsigned c, Value row, Value batch, Value token) {
     row = select(rowValid, row, sub(rows, i64c(1)));
     Value row32 = i32(row);
     s32 = i32(chainS[c]);
-    sOfRow = arith::RemUIOp::create(b, loc, row32, s32);
-    rowB = i64(arith::DivUIOp::create(b, loc, row32, s32));
+    Value quotient = divideByS(c, row32);
+    sOfRow = arith::SubIOp::create(
+        b, loc, row32, arith::MulIOp::create(b, loc, quotient, s32));
+    rowB = i64(quotient);
     rowS = i64(sOfRow);
   }
   // The frame of the row, for [B, F, 1, D] operands only.

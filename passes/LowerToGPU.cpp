@@ -105,6 +105,7 @@ void KernelLowering::bindParameters(gpu::GPUFuncOp func) {
   chainRows.resize(chains.getChains().size());
   chainS.resize(chainRows.size());
   chainF.resize(chainRows.size());
+  chainSDivisor.resize(chainRows.size());
   for (auto [i, param] : llvm::enumerate(abi)) {
     Value v = func.getArgument(i);
     switch (param.kind) {
@@ -123,6 +124,9 @@ void KernelLowering::bindParameters(gpu::GPUFuncOp func) {
       break;
     case KernelParam::ChainF:
       chainF[param.index] = v;
+      break;
+    case KernelParam::ChainSDivisor:
+      chainSDivisor[param.index] = v;
       break;
     case KernelParam::RowLength:
       rowLength = v;
@@ -228,7 +232,7 @@ LogicalResult KernelLowering::emit(StringRef name) {
     // rows_per_cta) CTAs (its rows are tokens of one entry), more than
     // ceil(B * S / rows_per_cta) where S is not a multiple of rows_per_cta.
     if (persistentRows && sched.rowsPerCta > 1)
-      ctas = mul(div(chainRows[c], chainS[c]),
+      ctas = mul(batchCount(c),
                  arith::CeilDivUIOp::create(b, loc, chainS[c], rowsPerCta));
     // Whole clusters per chain, so a cluster's CTAs take the same branch.
     if (sched.clusterSize > 1)

@@ -95,7 +95,7 @@ void KernelLowering::emitPersistentRows(
   // runs the same iterations (its barriers and shuffles stay uniform); a
   // token past S computes on the last token and stores nothing.
   int64_t R = sched.rowsPerCta;
-  Value batches = div(chainRows[c], s);
+  Value batches = batchCount(c);
   Value grid = idxToI64(gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
   Value perBatch = div(grid, batches);
   Value batch = div(localCta, perBatch);

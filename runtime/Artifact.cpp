@@ -215,7 +215,7 @@ static std::string checkKernel(const KernelInfo &k) {
       ok = ok && p.index < (int)k.results.size() &&
            p.dim < (int)k.results[p.index].shape.size();
     else if (p.kind == "chain_rows" || p.kind == "chain_s" ||
-             p.kind == "chain_f")
+             p.kind == "chain_f" || p.kind == "chain_s_divisor")
       ok = ok && p.index < k.numChains;
     else if (p.kind != "row_length")
       return "unknown parameter kind '" + p.kind + "'";

@@ -53,8 +53,8 @@ struct ResultInfo {
 
 struct ParamInfo {
   std::string kind; ///< arg_ptr, arg_scalar, result_ptr, chain_rows,
-                    ///< chain_s, chain_f, row_length, arg_stride,
-                    ///< result_stride, cache_rows
+                    ///< chain_s, chain_f, chain_s_divisor, row_length,
+                    ///< arg_stride, result_stride, cache_rows
   int index = 0;
   int dim = 0;
   std::string type; ///< !llvm.ptr<1>, i32 or i64
@@ -118,8 +118,10 @@ struct KernelInfo {
 /// would launch a persistent variant without its slots. Format 9 adds
 /// `max_rows_per_cta`: a reader that ignored it would launch a short
 /// launch's persistent twin for every launch (correct, but slower on long
-/// ones).
-constexpr int kArtifactFormat = 9;
+/// ones). Format 10 adds the `chain_s_divisor` parameter (runtime/Divisor.h):
+/// a reader that did not know it would refuse the kernel for its unknown
+/// parameter kind rather than say that the file is newer than it.
+constexpr int kArtifactFormat = 10;
 constexpr int kOldestArtifactFormat = 5;
 /// The most dynamic shared memory a variant may ask for: the 227 KB a CTA
 /// may have on sm_90 and sm_100, the most of any target.

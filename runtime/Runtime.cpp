@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Runtime.h"
+#include "runtime/Divisor.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -496,6 +497,8 @@ Status nf::rt::planLaunch(const KernelInfo &kernel, const Value *args,
       value = sizes.s[param.index];
     } else if (k == "chain_f") {
       value = sizes.f[param.index];
+    } else if (k == "chain_s_divisor") {
+      value = sDivisor(sizes.s[param.index]);
     } else if (k == "row_length") {
       value = sizes.d;
     } else if (k == "arg_stride") {

@@ -693,7 +693,7 @@ TEST(ArtifactTest, NoVariant) {
 
 TEST(ArtifactTest, WrongMagic) {
   expectRejected(withLine(1, "// a PTX file"), 1,
-                 "not a normfuse artifact (expected 'normfuse-artifact 9')");
+                 "not a normfuse artifact (expected 'normfuse-artifact 10')");
   expectRejected(withLine(1, "normfuse-artifact"), 1,
                  "not a normfuse artifact");
   expectRejected(withLine(1, "normfuse-artifact2"), 1,
@@ -708,7 +708,7 @@ TEST(ArtifactTest, OtherFormatVersions) {
   // An artifact of format 1 (written before variants) is refused at its
   // header, with what to do about it, not at its first unknown line.
   expectRejected(join(formatOneLines()), 1,
-                 "artifact format '1' is not one this runtime reads (5 to 9)");
+                 "artifact format '1' is not one this runtime reads (5 to 10)");
   expectRejected(join(formatOneLines()), 1,
                  "recompile it with this version's nf-compile");
   // Only the header differs: still format 1.
@@ -716,16 +716,16 @@ TEST(ArtifactTest, OtherFormatVersions) {
                  "artifact format '1' is not one this runtime reads");
   // Nor format 2 (before digests), format 3 (variants with cluster and
   // stage fields), format 4 (results without a group), nor a later one.
-  for (const char *format : {"2", "3", "4", "10", "5.0"})
+  for (const char *format : {"2", "3", "4", "11", "5.0"})
     expectRejected(withLine(1, std::string("normfuse-artifact ") + format), 1,
                    std::string("artifact format '") + format +
-                       "' is not one this runtime reads (5 to 9)");
+                       "' is not one this runtime reads (5 to 10)");
   // Format 6 variant lines end in `cluster <n>`: a format 5 line under a
   // format 6 header is refused at that line, not read as one CTA per row.
   expectRejected(withLine(1, "normfuse-artifact 6"), 5, "unexpected 'variant");
   // A real artifact with the old header.
   expectRejected(formatOneArtifact("fused"), 1,
-                 "artifact format '1' is not one this runtime reads (5 to 9)");
+                 "artifact format '1' is not one this runtime reads (5 to 10)");
 }
 
 TEST(ArtifactTest, FormatSevenPeeledVariants) {
@@ -843,6 +843,29 @@ TEST(ArtifactTest, FormatNineMaxRowsPerCtaField) {
   ASSERT_TRUE(parseArtifact(join(lines), artifact, error)) << error;
   EXPECT_EQ(artifact.format, 8);
   EXPECT_EQ(artifact.kernels[0].variants[0].maxRowsPerCta, 0);
+}
+
+TEST(ArtifactTest, FormatTenSDivisorParameter) {
+  // Format 10 adds the `chain_s_divisor` parameter (runtime/Divisor.h),
+  // which, like the other per-chain parameters, names a chain the kernel
+  // has; variant lines are format 9's.
+  std::vector<std::string> lines = validLines();
+  lines[0] = "normfuse-artifact 10";
+  for (int i = 4; i < 8; ++i)
+    lines[i] += " cluster 1 dynamic_shared 0 max_rows_per_cta 0";
+  lines[15] += "\nparam chain_s_divisor 0 0 i64 Sdiv.0";
+  Artifact artifact;
+  std::string error;
+  ASSERT_TRUE(parseArtifact(join(lines), artifact, error)) << error;
+  EXPECT_EQ(artifact.format, 10);
+  ASSERT_EQ(artifact.kernels[0].params.size(), 7u);
+  EXPECT_EQ(artifact.kernels[0].params[4].kind, "chain_s_divisor");
+  std::vector<std::string> bad = lines;
+  bad[15] = "param chain_rows 0 0 i64 rows.0\nparam chain_s_divisor 1 0 i64 "
+            "Sdiv.1";
+  expectRejected(join(bad), 20,
+                 "parameter 'Sdiv.1' (chain_s_divisor 1 0) is "
+                 "out of range");
 }
 
 TEST(ArtifactTest, FormatSixClusterField) {
@@ -1406,7 +1429,10 @@ TEST(ArtifactTest, ChangedBytesAreRefused) {
   RealArtifact real = readRealArtifact("qk_interleaved");
   ASSERT_FALSE(real.body.empty());
   size_t tested = 0;
-  for (size_t at = 20; at < real.body.size(); at += 89, ++tested) {
+  // From the byte after the header line (a changed header is refused as
+  // another format, before the digest is read).
+  for (size_t at = real.file.find('\n') + 1; at < real.body.size();
+       at += 89, ++tested) {
     std::string changed = real.file;
     changed[at] = changed[at] == 'x' ? 'y' : 'x';
     Artifact artifact;

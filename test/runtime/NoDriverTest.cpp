@@ -74,7 +74,7 @@ TEST(NoDriverTest, OutdatedArtifactBeforeTheDriver) {
   EXPECT_FALSE(status.ok());
   EXPECT_TRUE(contains(status.message(),
                        "artifact line 1: artifact format '1' is not one "
-                       "this runtime reads (5 to 9)"))
+                       "this runtime reads (5 to 10)"))
       << status.message();
   EXPECT_FALSE(contains(status.message(), "CUDA driver")) << status.message();
   EXPECT_EQ(module, nullptr);

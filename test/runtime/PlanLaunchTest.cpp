@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeTestSupport.h"
+#include "runtime/Divisor.h"
 
 #include <algorithm>
 #include <climits>
@@ -150,6 +151,8 @@ void expectParams(const KernelInfo &kernel, const Launch &launch,
       expected = s.at(i);
     else if (kind == "chain_f")
       expected = f.at(i);
+    else if (kind == "chain_s_divisor")
+      expected = sDivisor(s.at(i));
     else if (kind == "row_length")
       expected = d;
     else if (kind == "arg_stride")
@@ -1256,6 +1259,9 @@ TEST_F(FramesTest, ValidLaunch) {
   expectParams(kernel(), launch, plan, {24}, {12}, {3}, 256);
   EXPECT_EQ(paramValue(kernel(), plan, "chain_f", 0), 3u);
   EXPECT_EQ(paramValue(kernel(), plan, "chain_s", 0), 12u);
+  // l = ceil(log2 12) = 4, m = floor(2^32 * 4 / 12) + 1.
+  EXPECT_EQ(paramValue(kernel(), plan, "chain_s_divisor", 0),
+            (4ull << 32) | 1431655766u);
   EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 2, 1), 256u);
   EXPECT_EQ(paramValue(kernel(), plan, "arg_stride", 2, 0), 3u * 256);
 }

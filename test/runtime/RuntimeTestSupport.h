@@ -69,8 +69,9 @@ inline std::string writeTempFile(const std::string &name,
 /// same file with the header of that format.
 inline std::string formatOneArtifact(const std::string &name) {
   std::string text = readFile(artifactPath(name));
-  const std::string header = "normfuse-artifact 9\n";
-  EXPECT_EQ(text.rfind(header, 0), 0u) << "no format 9 header in " << name;
+  const std::string header =
+      "normfuse-artifact " + std::to_string(kArtifactFormat) + "\n";
+  EXPECT_EQ(text.rfind(header, 0), 0u) << "no current header in " << name;
   return "normfuse-artifact 1\n" + text.substr(header.size());
 }
 
