@@ -113,7 +113,7 @@ private:
   // Prefetches into L2 the chunks of the [B, S, D] inputs no reduction
   // reads, loaded after the row's last exchange (RowPhases.cpp).
   void prefetchEpilogueRows(const Chain &chain, ArrayRef<Chunk> chunks,
-                            ArrayRef<ReduceOp> reductions);
+                            ArrayRef<ReduceOp> reductions, bool severalRows);
   static constexpr int64_t kMinPrefetchRowThreads = 32;
   static constexpr int64_t kMaxPrefetchRowThreads = 256;
   SmallVector<Value> stridesOf(Value tensor);

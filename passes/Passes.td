@@ -407,10 +407,11 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     again in that row. Written in place in a row of a warp or less, it is
     stored after the exchange instead. A `[B, S, D]` input that no
     reduction reads is loaded after the last exchange; in the vectorized
-    and peeled variants of a row of one CTA of 32 to 256 threads (neither
-    persistent nor staged) its chunks are prefetched into L2
-    (`nvvm.prefetch`, for `chip` sm_90 on) after the row's own loads,
-    before the first exchange. LayerNorm's two
+    and peeled variants of a row of one CTA of 32 to 256 threads, or of
+    fewer threads where a thread holds several rows (neither persistent
+    nor staged), its chunks are prefetched into L2 (`nvvm.prefetch`, for
+    `chip` sm_90 on) after the row's own loads, before the first
+    exchange. LayerNorm's two
     reductions run as two passes over the register-resident row (a
     `streaming` row is re-read per pass; the streamed general variant of a
     row with one reduction takes 8 elements per thread and iteration, from

@@ -34,12 +34,19 @@ using namespace mlir::nf::lowering;
 /// rows (D = 640, 768; S = 4096 / 32768) -0.3..+4.1 / +0.5..+2.7. Rows of
 /// 512 threads lost (D = 12288: -4.0 / -0.5 and -3.8 / -3.6), and so did
 /// seed #2's rows of 16 threads on long launches (D = 256-512, S = 32768:
-/// -0.5..-2.8).
+/// -0.5..-2.8). Rows of fewer than 32 threads are prefetched where a
+/// thread holds several (`severalRows`, one exchange for all): there
+/// ptxas may sink a later row's epilogue load below the first row's
+/// store, a second DRAM trip per thread. It did once the row index no
+/// longer took a division (seed #2 at D = 24-128: -5.3..-6.5 points;
+/// with the prefetch within 0.9 of before, +6.4 at D = 16).
 void KernelLowering::prefetchEpilogueRows(const Chain &chain,
                                           ArrayRef<Chunk> chunks,
-                                          ArrayRef<ReduceOp> reductions) {
+                                          ArrayRef<ReduceOp> reductions,
+                                          bool severalRows) {
   if (!l2Prefetch || !(vectorized || peeled) || persistentRows || stagedRows ||
-      sched.clusterSize > 1 || sched.threadsPerRow < kMinPrefetchRowThreads ||
+      sched.clusterSize > 1 ||
+      (sched.threadsPerRow < kMinPrefetchRowThreads && !severalRows) ||
       sched.threadsPerRow > kMaxPrefetchRowThreads)
     return;
   for (LoadOp load : getEpilogueRowLoads(chain, reductions)) {
@@ -201,7 +208,7 @@ void KernelLowering::emitRows(const Chain &chain,
         kinds.push_back(reduce.getKind());
       }
       if (i == 0)
-        prefetchEpilogueRows(chain, chunks, reductions);
+        prefetchEpilogueRows(chain, chunks, reductions, rows.size() > 1);
     });
     SmallVector<Value> totals = allReduce(partials, kinds, reductionSlot);
     reductionSlot += totals.size();
