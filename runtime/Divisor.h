@@ -8,13 +8,16 @@
 // A kernel's row n of a chain (n < 2^31: the runtime refuses more rows) is
 // token n mod S of batch entry n / S. A 32-bit division by a value known
 // only at launch is about 25 SASS instructions (a reciprocal through
-// MUFU.RCP, its correction, two fix-up steps), once per row; short rows
-// spend close to a tenth of their instructions there. With
+// MUFU.RCP, its correction, two fix-up steps), once per row, in rows
+// short enough to issue close to one instruction per cycle per scheduler.
+// With
 //   l = ceil(log2 S),  m = floor(2^32 (2^l - S) / S) + 1  (m < 2^32),
 // n / S = (umulhi(n, m) + n) >> l for every n < 2^32: 2^32 + m is
 // Granlund and Montgomery's multiplier ("Division by invariant integers
 // using multiplication", 1994, theorem 4.2 with N = 32), and n < 2^31
-// keeps the sum in 32 bits. Three instructions (IMAD.HI, IADD, SHF).
+// keeps the sum in 32 bits. Three instructions (sm_90: IMAD.WIDE.U32,
+// IADD3, SHF.R.U32.HI): RMSNorm's two-row variant of 16 threads (D = 100)
+// went from 352 SASS instructions to 333.
 //
 //===----------------------------------------------------------------------===//
 
