@@ -207,7 +207,14 @@ void KernelLowering::setUpRow(unsigned c, Value row, Value batch, Value token) {
     row = select(rowValid, row, sub(rows, i64c(1)));
     Value row32 = i32(row);
     s32 = i32(chainS[c]);
-    Value quotient = divideByS(c, row32);
+    // A streamed row (thousands of elements per row, its loop holding up to
+    // 32 loaded values per thread) keeps the division instruction: the
+    // multiplier's form took norm_tanh_mul_add's 1024-thread streamed
+    // general variant on sm_120 from no spill to 20 bytes (64 registers,
+    // the most at 1024 threads), for a per-row cost its rows do not feel.
+    Value quotient = sched.isRegisterResident()
+                         ? divideByS(c, row32)
+                         : arith::DivUIOp::create(b, loc, row32, s32);
     sOfRow = arith::SubIOp::create(
         b, loc, row32, arith::MulIOp::create(b, loc, quotient, s32));
     rowB = i64(quotient);
