@@ -2,8 +2,9 @@
 //
 // Part of normfuse. MLIR-free and header-only: the runtime computes a
 // chain's `chain_s_divisor` launch parameter with it, and the lowering
-// (passes/LowerRows.cpp, KernelLowering::setUpRow) emits the matching
-// division; runtime tests check the two agree.
+// (passes/LowerRows.cpp, KernelLowering::divideByS) emits the matching
+// division in register-resident rows (streamed rows divide); runtime
+// tests check the two agree.
 //
 // A kernel's row n of a chain (n < 2^31: the runtime refuses more rows) is
 // token n mod S of batch entry n / S. A 32-bit division by a value known
