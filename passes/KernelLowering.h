@@ -140,6 +140,10 @@ private:
   /// Whether each element of a peeled chunk is in the row.
   SmallVector<Value> peeledValid(Chunk &chunk);
   Value evaluateRope(RopeOp rope, Chunk &chunk);
+  /// Set by evaluateRope where a rotary partner is loaded from memory (not
+  /// taken from registers): an in-place store must then wait for every
+  /// thread's loads (a barrier).
+  bool ropePartnerLoaded = false;
   Value emitElementwise(Operation *op, ArrayRef<Value> operands);
   Value toF32(Value v);
   Value fromF32(Value v, Type element);

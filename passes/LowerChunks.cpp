@@ -527,6 +527,7 @@ Value KernelLowering::evaluateRope(RopeOp rope, Chunk &chunk) {
       } else {
         Chunk partner = makeShiftedChunk(chunk, partnerOf);
         xp = toF32(evaluate(rope.getInput(), partner));
+        ropePartnerLoaded = true;
       }
       Value col =
           select(lt(e0, rotaryC), select(first, e0, sub(e0, halfC)), i64c(0));
@@ -566,6 +567,7 @@ Value KernelLowering::evaluateRope(RopeOp rope, Chunk &chunk) {
   } else {
     Chunk partner = makeShiftedChunk(chunk, partnerOf);
     xp = toF32(evaluate(rope.getInput(), partner));
+    ropePartnerLoaded = true;
     SmallVector<Value> cosElems, sinElems, signElems, rotElems;
     Type f32 = b.getF32Type();
     for (Value e : chunk.elements) {

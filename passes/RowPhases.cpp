@@ -242,6 +242,7 @@ void KernelLowering::emitRows(const Chain &chain,
   // result may overwrite what another chunk still reads (a rotary partner).
   // (Group values are computed here too, into the chunks' caches.)
   SmallVector<SmallVector<Value>> values(chunks.size());
+  ropePartnerLoaded = false;
   for (auto [k, chunk] : llvm::enumerate(chunks))
     for (auto &[r, value] : outputs)
       values[k].push_back(
@@ -250,8 +251,11 @@ void KernelLowering::emitRows(const Chain &chain,
     for (auto &[r, value] : outputs)
       if (isa<GroupType>(value.getType()))
         evaluateGroup(value, chunk);
+  // Partners taken from registers (pairs inside a chunk, or a shuffle from
+  // the partner's lane) read no memory that a store could overwrite: no
+  // barrier, which every row of a CTA would otherwise wait at.
   bool needsBarrier =
-      hasRope && llvm::any_of(outputs, [&](auto &output) {
+      ropePartnerLoaded && llvm::any_of(outputs, [&](auto &output) {
         return kernel.getInPlaceArgument(output.first).has_value();
       });
   if (needsBarrier)
