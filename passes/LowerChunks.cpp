@@ -399,20 +399,24 @@ Value KernelLowering::callF32(StringRef intrinsic, Value e) {
 /// rsqrt.approx.f32 refined by one Newton step (relative error ~1e-7).
 /// 1 / sqrt.rn(x) would be exact, but ptxas implements the IEEE division
 /// with a called subroutine whose register saves show up as spills.
+/// The step is r * (1.5 - 0.5 * ((x * r) * r)): x * r is about sqrt(x), so
+/// no intermediate overflows or underflows for any positive finite x (r * r
+/// does past x < 2^-128, a subnormal). Where x is 0 or +inf the step is
+/// 0 * inf = NaN and the approximation's exact inf or 0 is kept; a negative
+/// or NaN x has a NaN approximation already. One NaN test rather than a
+/// range test of x (three comparisons and selects per row in SASS).
 Value KernelLowering::rsqrtRefined(Value x) {
   return mapScalars(x, [&](Value e) -> Value {
     Value r = callF32("llvm.nvvm.rsqrt.approx.f", e);
-    Value half = arith::MulFOp::create(b, loc, f32c(0.5), e);
-    Value hrr = arith::MulFOp::create(b, loc, half,
-                                      arith::MulFOp::create(b, loc, r, r));
+    Value t =
+        arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, e, r), r);
     Value refined = arith::MulFOp::create(
-        b, loc, r, arith::SubFOp::create(b, loc, f32c(1.5), hrr));
-    // 0, inf and NaN keep the approximation's exact special values.
-    Value finitePositive = andI(
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, e, f32c(0.0)),
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, e,
-                              f32c(std::numeric_limits<double>::infinity())));
-    return select(finitePositive, refined, r);
+        b, loc, r,
+        arith::SubFOp::create(b, loc, f32c(1.5),
+                              arith::MulFOp::create(b, loc, f32c(0.5), t)));
+    Value undefined = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO,
+                                            refined, refined);
+    return select(undefined, r, refined);
   });
 }
 

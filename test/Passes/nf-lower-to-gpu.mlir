@@ -24,9 +24,18 @@
 // CHECK: gpu.shuffle  xor %{{.*}}, %c4_i32
 // CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32
 // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
-// Mean of squares: sum * 1/D (rcp.approx + a Newton step); rsqrt likewise.
+// Mean of squares: sum * 1/D (rcp.approx + a Newton step); rsqrt likewise,
+// its step r * (1.5 - 0.5 * ((x * r) * r)) kept only where it is not NaN
+// (x = 0 or +inf: the approximation's exact inf or 0).
 // CHECK: llvm.call_intrinsic "llvm.nvvm.rcp.approx.ftz.f"
-// CHECK: llvm.call_intrinsic "llvm.nvvm.rsqrt.approx.f"
+// CHECK: %[[R:.*]] = llvm.call_intrinsic "llvm.nvvm.rsqrt.approx.f"(%[[X:.*]]) : (f32) -> f32
+// CHECK-NEXT: %[[XR:.*]] = arith.mulf %[[X]], %[[R]] : f32
+// CHECK-NEXT: %[[T:.*]] = arith.mulf %[[XR]], %[[R]] : f32
+// CHECK: %[[HT:.*]] = arith.mulf %{{.*}}, %[[T]] : f32
+// CHECK: %[[D:.*]] = arith.subf %{{.*}}, %[[HT]] : f32
+// CHECK-NEXT: %[[REF:.*]] = arith.mulf %[[R]], %[[D]] : f32
+// CHECK-NEXT: %[[NAN:.*]] = arith.cmpf uno, %[[REF]], %[[REF]] : f32
+// CHECK-NEXT: arith.select %[[NAN]], %[[R]], %[[REF]] : f32
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
 // CHECK: gpu.func @rms_g1_multi_row16x8(
 // CHECK: llvm.load %{{.*}} invariant {alignment = 2 : i64} : !llvm.ptr<1> -> bf16
