@@ -421,11 +421,15 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     ones). A `staged` row reads its chunks back from shared memory in
     every pass and keeps across an exchange only the f32 results of
     transcendentals, while a thread holds at most 32 (softmax's
-    exponentials). `exp` is `ex2.approx.ftz` of `x * log2(e)`.
+    exponentials). `exp` is `ex2.approx.ftz` of `x * log2(e)`; `rsqrt` is
+    `rsqrt.approx` refined by one Newton step.
     Modulation operands are loaded per row; `select_load` loads only the
     chosen operand; a rotary partner in another lane of the warp is
     exchanged with `gpu.shuffle xor`, otherwise it is recomputed from its
-    own inputs. A group reduction is reduced per chunk:
+    own inputs. A rotary row written in place is computed whole before it
+    is stored, with a `gpu.barrier` in between only where a partner is
+    recomputed from memory (another thread may store it first).
+    A group reduction is reduced per chunk:
     in the thread, then across the group's lanes by a butterfly of
     `nvvm.shfl.sync` whose member mask is those lanes (at most 32 lanes and
     the row's threads; a larger group is an error).
