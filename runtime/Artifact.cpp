@@ -118,9 +118,10 @@ static bool parseInt(const std::string &text, int &value) {
   return true;
 }
 
-/// What the launch code relies on: a schedule it can divide by, and every
-/// index (chain, argument, result, dimension) in range. Empty if sound.
-static std::string checkKernel(const KernelInfo &k) {
+/// What the launch code relies on: a schedule it can divide by, every
+/// index (chain, argument, result, dimension) in range, and parameters of
+/// the artifact's `format`. Empty if sound.
+static std::string checkKernel(const KernelInfo &k, int format) {
   if (k.variants.empty())
     return "no variant";
   for (const VariantInfo &v : k.variants) {
@@ -201,6 +202,11 @@ static std::string checkKernel(const KernelInfo &k) {
              std::to_string(result.inPlace) + ", not a tensor argument";
   }
   for (const ParamInfo &p : k.params) {
+    // Format 10 introduced this kind: no nf-compile wrote it under an
+    // older header.
+    if (p.kind == "chain_s_divisor" && format < 10)
+      return "parameter '" + p.name + "' (chain_s_divisor) is format 10's, " +
+             "not format " + std::to_string(format) + "'s";
     // Negative indices are refused before the tests below index with them.
     bool ok = p.index >= 0 && p.dim >= 0;
     if (p.kind == "arg_ptr")
@@ -402,7 +408,8 @@ bool nf::rt::parseArtifact(const std::string &text, Artifact &artifact,
       param.name = w[5];
       kernel->params.push_back(param);
     } else if (key == "end" && need(1)) {
-      if (std::string problem = checkKernel(*kernel); !problem.empty())
+      if (std::string problem = checkKernel(*kernel, artifact.format);
+          !problem.empty())
         return fail("kernel '" + kernel->name + "': " + problem);
       // Several kernels of one name only as the combinations of a --types
       // build: each with its own, and the same arguments and results.

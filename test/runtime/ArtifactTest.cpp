@@ -866,6 +866,12 @@ TEST(ArtifactTest, FormatTenSDivisorParameter) {
   expectRejected(join(bad), 20,
                  "parameter 'Sdiv.1' (chain_s_divisor 1 0) is "
                  "out of range");
+  // Under format 9's header the parameter kind did not exist yet.
+  std::vector<std::string> older = lines;
+  older[0] = "normfuse-artifact 9";
+  expectRejected(join(older), 20,
+                 "parameter 'Sdiv.0' (chain_s_divisor) is format 10's, not "
+                 "format 9's");
 }
 
 TEST(ArtifactTest, FormatSixClusterField) {
