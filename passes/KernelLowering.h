@@ -140,10 +140,11 @@ private:
   /// Whether each element of a peeled chunk is in the row.
   SmallVector<Value> peeledValid(Chunk &chunk);
   Value evaluateRope(RopeOp rope, Chunk &chunk);
-  /// Set by evaluateRope where a rotary partner is loaded from memory (not
-  /// taken from registers): an in-place store must then wait for every
-  /// thread's loads (a barrier).
-  bool ropePartnerLoaded = false;
+  /// Whether evaluateRope takes `rope`'s partner elements from registers
+  /// (a swap inside the chunk, or a shuffle from the partner's lane) rather
+  /// than loading them from memory, where an in-place store of another
+  /// thread could overwrite them first.
+  bool ropePartnerInRegisters(RopeOp rope);
   Value emitElementwise(Operation *op, ArrayRef<Value> operands);
   Value toF32(Value v);
   Value fromF32(Value v, Type element);

@@ -477,6 +477,19 @@ Value KernelLowering::emitElementwise(Operation *op, ArrayRef<Value> operands) {
   return fromF32(result, resultElement);
 }
 
+bool KernelLowering::ropePartnerInRegisters(RopeOp rope) {
+  if (!vectorized)
+    return false;
+  if (rope.getLayout() != RopeLayout::Neox)
+    return true;
+  // Chunk c pairs with chunk c ^ m (m = half / chunk). When m is a power of
+  // two below the row's lanes in a warp, the partner chunk is in lane
+  // `lane ^ m` at the same unrolled slot.
+  int64_t m = rope.getRotaryDim() / 2 / sched.chunk;
+  return sched.isRegisterResident() && llvm::isPowerOf2_64(m) &&
+         m < std::min<int64_t>(sched.threadsPerRow, 32);
+}
+
 Value KernelLowering::evaluateRope(RopeOp rope, Chunk &chunk) {
   Value x = toF32(evaluate(rope.getInput(), chunk));
   Type element = getRowElementType(rope.getType());
@@ -513,16 +526,11 @@ Value KernelLowering::evaluateRope(RopeOp rope, Chunk &chunk) {
     Type f32 = b.getF32Type();
     if (neox) {
       Value first = lt(e0, halfC);
-      // Chunk c pairs with chunk c ^ m (m = half / chunk). When m is a
-      // power of two below the row's lanes in a warp, the partner chunk is
-      // in lane `lane ^ m` at the same unrolled slot: exchange it with
-      // shuffles instead of recomputing it from memory.
-      int64_t m = half / C;
-      bool viaShuffle = sched.isRegisterResident() && llvm::isPowerOf2_64(m) &&
-                        m < std::min<int64_t>(sched.threadsPerRow, 32);
-      if (viaShuffle) {
+      // The partner chunk in lane `lane ^ m` (ropePartnerInRegisters):
+      // exchange it with shuffles instead of recomputing it from memory.
+      if (ropePartnerInRegisters(rope)) {
         Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
-        Value offset = arith::ConstantIntOp::create(b, loc, m, 32);
+        Value offset = arith::ConstantIntOp::create(b, loc, half / C, 32);
         xp = mapScalars(x, [&](Value e) -> Value {
           return gpu::ShuffleOp::create(b, loc, e, offset, width,
                                         gpu::ShuffleMode::XOR)
@@ -531,7 +539,6 @@ Value KernelLowering::evaluateRope(RopeOp rope, Chunk &chunk) {
       } else {
         Chunk partner = makeShiftedChunk(chunk, partnerOf);
         xp = toF32(evaluate(rope.getInput(), partner));
-        ropePartnerLoaded = true;
       }
       Value col =
           select(lt(e0, rotaryC), select(first, e0, sub(e0, halfC)), i64c(0));
@@ -571,7 +578,6 @@ Value KernelLowering::evaluateRope(RopeOp rope, Chunk &chunk) {
   } else {
     Chunk partner = makeShiftedChunk(chunk, partnerOf);
     xp = toF32(evaluate(rope.getInput(), partner));
-    ropePartnerLoaded = true;
     SmallVector<Value> cosElems, sinElems, signElems, rotElems;
     Type f32 = b.getF32Type();
     for (Value e : chunk.elements) {

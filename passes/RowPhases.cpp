@@ -242,7 +242,6 @@ void KernelLowering::emitRows(const Chain &chain,
   // result may overwrite what another chunk still reads (a rotary partner).
   // (Group values are computed here too, into the chunks' caches.)
   SmallVector<SmallVector<Value>> values(chunks.size());
-  ropePartnerLoaded = false;
   for (auto [k, chunk] : llvm::enumerate(chunks))
     for (auto &[r, value] : outputs)
       values[k].push_back(
@@ -254,8 +253,12 @@ void KernelLowering::emitRows(const Chain &chain,
   // Partners taken from registers (pairs inside a chunk, or a shuffle from
   // the partner's lane) read no memory that a store could overwrite: no
   // barrier, which every row of a CTA would otherwise wait at.
+  bool partnerLoaded = llvm::any_of(chain.ops, [&](Operation *op) {
+    auto rope = dyn_cast<RopeOp>(op);
+    return rope && !ropePartnerInRegisters(rope);
+  });
   bool needsBarrier =
-      ropePartnerLoaded && llvm::any_of(outputs, [&](auto &output) {
+      partnerLoaded && llvm::any_of(outputs, [&](auto &output) {
         return kernel.getInPlaceArgument(output.first).has_value();
       });
   if (needsBarrier)
