@@ -214,6 +214,7 @@ FailureOr<std::string> mlir::nf::compileToPTX(ModuleOp module,
   NfMaterializeVariantsOptions variants;
   variants.drop.assign(options.dropVariants.begin(),
                        options.dropVariants.end());
+  variants.chip = options.chip;
   rows.addPass(createNfMaterializeVariants(variants));
   if (failed(runStage(module, rows, "rows", options, dump)))
     return failure();

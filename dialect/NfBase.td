@@ -241,10 +241,39 @@ def Nf_VariantAttr : Nf_Attr<"Variant", "variant"> {
     `-nf-materialize-variants` builds the list from the schedules that
     `-nf-select-schedule` chose; its last variant has no guard.
 
+    Three flags tell `-nf-lower-to-gpu` how to emit the variant's rows where
+    the schedule alone does not say; `-nf-materialize-variants` sets them
+    from the kernel, the variant and the target (its rules and their
+    measurements: docs/Rationale.md, "Decisions the variant carries"), and
+    each is omitted when false:
+
+    - `l2_prefetch`: each `[B, S, D]` input that no reduction reads (loaded
+      after the row's last exchange) is prefetched into L2 after the row's
+      own loads, before the first exchange (`prefetch.global.L2`, sm_90 and
+      newer). A vectorized or peeled variant of a register-resident
+      schedule without a cluster; not a vectorized variant of a staged or
+      persistent schedule, whose rows are copied one row ahead already.
+    - `joint_rows`: the `rows_per_thread` rows a thread holds go through
+      their phases together, one exchange per reduction for all of them,
+      before each stores in turn (elsewhere each row reduces and stores in
+      turn). A vectorized variant of a register-resident schedule of two or
+      more rows per thread, not persistent.
+    - `third_cta`: a row of several reductions is recomputed from its
+      elements as loaded before each reduction after the first and before
+      the epilogue, so that its CTA of 512 threads fits three per SM
+      (nf-compile then asks ptxas for three). A vectorized variant of a
+      register-resident schedule of 512 threads per row, one row per
+      thread, neither staged nor in a cluster.
+
     ```mlir
     #nf.variant<name = "cta_t64", vectorized = true, max_d = 1536,
       schedule = #nf.schedule<threads_per_row = 64, rows_per_cta = 2,
                               chunk = 8, chunks_per_thread = 3>>
+    #nf.variant<name = "v0_multi_row8x1", vectorized = true, max_d = 64,
+      schedule = #nf.schedule<threads_per_row = 8, rows_per_cta = 16,
+                              chunk = 8, chunks_per_thread = 1,
+                              rows_per_thread = 2>,
+      l2_prefetch = true, joint_rows = true>
     ```
   }];
   let parameters = (ins
@@ -255,7 +284,13 @@ def Nf_VariantAttr : Nf_Attr<"Variant", "variant"> {
     DefaultValuedParameter<"bool", "false",
                            "rows start anywhere (see the description)">:$peeled,
     DefaultValuedParameter<"int64_t", "0",
-                           "most rows per resident CTA (0: any)">:$max_rows_per_cta
+                           "most rows per resident CTA (0: any)">:$max_rows_per_cta,
+    DefaultValuedParameter<"bool", "false",
+                           "epilogue-only rows prefetched into L2">:$l2_prefetch,
+    DefaultValuedParameter<"bool", "false",
+                           "a thread's rows share each exchange">:$joint_rows,
+    DefaultValuedParameter<"bool", "false",
+                           "row recomputed for a third CTA per SM">:$third_cta
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -178,7 +178,8 @@ int64_t ScheduleAttr::getCapacity() const {
 LogicalResult VariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                   StringRef name, bool vectorized, int64_t maxD,
                                   ScheduleAttr schedule, bool peeled,
-                                  int64_t maxRowsPerCta) {
+                                  int64_t maxRowsPerCta, bool l2Prefetch,
+                                  bool jointRows, bool thirdCta) {
   if (name.empty() ||
       !llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; }))
     return emitError() << "variant name must be letters, digits and '_', "
@@ -217,5 +218,32 @@ LogicalResult VariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << "' has max_rows_per_cta, which only a vectorized "
                           "variant of a persistent schedule may have (its "
                           "CTAs walk the rows)";
+  // The flags for the lowering (see the attribute's description): each
+  // where the variant's rows are held in the registers the flag is about.
+  bool copiedAhead =
+      vectorized && (schedule.getStaged() || schedule.getPersistent());
+  if (l2Prefetch && (!(vectorized || peeled) || capacity == 0 ||
+                     schedule.getClusterSize() != 1 || copiedAhead))
+    return emitError() << "variant '" << name
+                       << "' has l2_prefetch, which only a vectorized or "
+                          "peeled variant of a register-resident schedule "
+                          "without a cluster may have, not a vectorized "
+                          "variant of a staged or persistent one";
+  if (jointRows &&
+      (!vectorized || capacity == 0 || schedule.getRowsPerThread() < 2 ||
+       schedule.getPersistent()))
+    return emitError() << "variant '" << name
+                       << "' has joint_rows, which only a vectorized variant "
+                          "of a register-resident schedule of two or more "
+                          "rows per thread, not persistent, may have";
+  if (thirdCta &&
+      (!vectorized || capacity == 0 || schedule.getThreadsPerRow() != 512 ||
+       schedule.getRowsPerThread() != 1 || schedule.getClusterSize() != 1 ||
+       schedule.getStaged()))
+    return emitError() << "variant '" << name
+                       << "' has third_cta, which only a vectorized variant "
+                          "of a register-resident schedule of 512 threads "
+                          "and one row per thread, neither staged nor in a "
+                          "cluster, may have";
   return success();
 }

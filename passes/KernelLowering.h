@@ -55,15 +55,17 @@ struct Chunk {
 
 class KernelLowering {
 public:
-  KernelLowering(KernelOp kernel, const Schedule &schedule, bool vectorized,
-                 bool peeled, bool hardwareFp8, bool l2Prefetch, bool thirdCta,
+  KernelLowering(KernelOp kernel, VariantAttr variant, bool hardwareFp8,
                  OpBuilder &builder)
-      : kernel(kernel), chains(kernel), sched(schedule), vectorized(vectorized),
-        peeled(peeled), hardwareFp8(hardwareFp8), l2Prefetch(l2Prefetch),
-        thirdCta(thirdCta), b(builder), loc(kernel.getLoc()) {
+      : kernel(kernel), chains(kernel),
+        sched(Schedule::fromAttr(variant.getSchedule())),
+        vectorized(variant.getVectorized()), peeled(variant.getPeeled()),
+        hardwareFp8(hardwareFp8), l2Prefetch(variant.getL2Prefetch()),
+        jointRows(variant.getJointRows()), thirdCta(variant.getThirdCta()),
+        b(builder), loc(kernel.getLoc()) {
     kernel.walk([&](RopeOp) { hasRope = true; });
     inPlaceRope = hasRope && kernel.hasInPlaceResult();
-    predicated = !vectorized && holdsGeneralRowPredicated(kernel, schedule);
+    predicated = !vectorized && holdsGeneralRowPredicated(kernel, sched);
   }
 
   LogicalResult emit(StringRef name);
@@ -113,9 +115,7 @@ private:
   // Prefetches into L2 the chunks of the [B, S, D] inputs no reduction
   // reads, loaded after the row's last exchange (RowPhases.cpp).
   void prefetchEpilogueRows(const Chain &chain, ArrayRef<Chunk> chunks,
-                            ArrayRef<ReduceOp> reductions, bool severalRows);
-  static constexpr int64_t kMinPrefetchRowThreads = 32;
-  static constexpr int64_t kMaxPrefetchRowThreads = 256;
+                            ArrayRef<ReduceOp> reductions);
   SmallVector<Value> stridesOf(Value tensor);
   void evaluateReadyScalars(const Chain &chain);
   void emitReciprocals(const Chain &chain);
@@ -217,12 +217,12 @@ private:
   bool peeled;
   /// The target converts f32 pairs to fp8 in one instruction (sm_90 on).
   bool hardwareFp8;
-  /// The target has LLVM's `prefetch.global.L2` intrinsic (sm_90 on; the
-  /// NVPTX backend cannot select it below).
-  bool l2Prefetch;
-  /// The row is recomputed between reductions for a third CTA per SM
-  /// (recomputesForThirdCta).
-  bool thirdCta;
+  /// The variant's flags (#nf.variant; -nf-materialize-variants sets them):
+  /// the epilogue's [B, S, D] inputs are prefetched into L2 before the
+  /// first exchange (prefetchEpilogueRows); a thread's rows share each
+  /// exchange (emitChain); the row is recomputed between reductions for a
+  /// third CTA per SM (emitRows).
+  bool l2Prefetch, jointRows, thirdCta;
   /// The kernel applies rotary embedding; and also writes a result in place
   /// (partners are then read where other chunks store).
   bool hasRope = false, inPlaceRope = false;

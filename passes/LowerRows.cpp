@@ -414,27 +414,11 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
           swapRow(rowStates[g]);
       }
     }
-    // Where a [B, S, D] input is read only after the reductions (seed #2's
-    // x), the rows go through their phases together, one exchange per
-    // reduction for all of them: ptxas otherwise issued a later row's loads
-    // only after the earlier row's stores. H200, % of a copy, rows one
-    // after the other / together: fused_add_gate_norm 95.6 / 100.5, 86.6
-    // / 91.3, 95.5 / 100.5 at D = 64 / 96 / 128 (16-byte chunks, two rows
-    // per thread; 8- and 4-byte twins not measured). Not elsewhere: RMSNorm,
-    // LayerNorm and seed #1 lost up to 8.4 at D = 16-124 (ptxas: 32 -> 38-40
-    // registers in the 8-byte twins, fewer CTAs per SM), and the general
-    // variants lost 2.7 to 4.7 at D = 101 (docs/benchmarks.md, "Two rows of a
-    // thread in one exchange"). Not rotary rows, each computed whole before it
-    // is stored.
-    SmallVector<LoadOp> epilogueLoads = getEpilogueRowLoads(chain, reductions);
-    unsigned chunkBits = 0;
-    if (!epilogueLoads.empty()) {
-      auto type =
-          cast<RankedTensorType>(epilogueLoads.front().getSource().getType());
-      chunkBits = sched.chunk *
-                  getStorageType(type.getElementType()).getIntOrFloatBitWidth();
-    }
-    if (!hasRope && vectorized && chunkBits == 128) {
+    // The variant's `joint_rows` (-nf-materialize-variants decides it,
+    // nf::reducesRowsJointly): the rows go through their phases together,
+    // one exchange per reduction for all of them; elsewhere each row
+    // reduces and stores in turn.
+    if (jointRows) {
       SmallVector<MutableArrayRef<Chunk>> rows(rowChunks.begin(),
                                                rowChunks.end());
       emitRows(chain, rows, rowStates, reductions, outputs);

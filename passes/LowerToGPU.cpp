@@ -258,6 +258,25 @@ LogicalResult KernelLowering::emit(StringRef name) {
 // Pass
 //===----------------------------------------------------------------------===//
 
+/// What a variant's flags ask of the kernel and the target beyond what the
+/// attribute's verifier sees: an L2 prefetch needs a target that has it
+/// (LLVM's NVPTX backend cannot select `prefetch.global.L2` below sm_90),
+/// and rotary rows are computed one by one.
+static LogicalResult checkFlags(KernelOp kernel, VariantAttr variant,
+                                const TargetInfo &target) {
+  if (variant.getL2Prefetch() && !target.hasL2Prefetch())
+    return kernel.emitOpError("variant '")
+           << variant.getName()
+           << "' has l2_prefetch, which needs a target of sm_90 or newer "
+              "(-nf-lower-to-gpu's chip option)";
+  if (variant.getJointRows() && containsOp<RopeOp>(kernel))
+    return kernel.emitOpError("variant '")
+           << variant.getName()
+           << "' has joint_rows, but a kernel with rotary embedding computes "
+              "each row whole before it stores it, one by one";
+  return success();
+}
+
 namespace {
 struct NfLowerToGPUPass : nf::impl::NfLowerToGPUBase<NfLowerToGPUPass> {
   using NfLowerToGPUBase::NfLowerToGPUBase;
@@ -291,15 +310,15 @@ struct NfLowerToGPUPass : nf::impl::NfLowerToGPUBase<NfLowerToGPUPass> {
       }
       for (VariantAttr variant : *variants) {
         Schedule schedule = Schedule::fromAttr(variant.getSchedule());
+        if (failed(checkFlags(kernel, variant, target))) {
+          if (factored)
+            factored.erase();
+          return signalPassFailure();
+        }
         bool useFactored = factored && schedule.isRegisterResident() &&
                            schedule.clusterSize == 1;
-        KernelLowering lowering(
-            useFactored ? factored : kernel, schedule, variant.getVectorized(),
-            variant.getPeeled(), target.hasHardwareFp8(),
-            target.hasL2Prefetch(),
-            variant.getVectorized() &&
-                recomputesForThirdCta(kernel, schedule, target),
-            b);
+        KernelLowering lowering(useFactored ? factored : kernel, variant,
+                                target.hasHardwareFp8(), b);
         if (failed(lowering.emit(getVariantFunctionName(kernel, variant)))) {
           if (factored)
             factored.erase();

@@ -110,6 +110,7 @@ struct NfMaterializeVariantsPass
              << getSchedulesAttrName()
              << " array of #nf.schedule; run -nf-select-schedule first";
 
+    TargetInfo target = getTargetInfo(chip);
     bool rope = containsOp<RopeOp>(kernel);
     bool inPlace = kernel.hasInPlaceResult();
     // Fused add + RMSNorm (getWarpRowMaxChunks 2): see its twins below.
@@ -386,10 +387,17 @@ struct NfMaterializeVariantsPass
                          std::to_string(i) + "_" + describe(e.schedule);
       if (e.maxRowsPerCta == 0)
         ++i;
+      // How the lowering emits the variant's rows, where the schedule
+      // alone does not say (see the rules' measurements in Schedule.cpp).
+      bool jointRows = reducesRowsJointly(kernel, e.schedule, e.vectorized);
+      bool l2Prefetch = prefetchesEpilogueRows(kernel, e.schedule, e.vectorized,
+                                               e.peeled, jointRows, target);
+      bool thirdCta =
+          e.vectorized && recomputesForThirdCta(kernel, e.schedule, target);
       auto variant = VariantAttr::getChecked(
           [&] { return kernel.emitOpError(); }, ctx, StringRef(name),
           e.vectorized, e.maxD, e.schedule.toAttr(ctx), e.peeled,
-          e.maxRowsPerCta);
+          e.maxRowsPerCta, l2Prefetch, jointRows, thirdCta);
       if (!variant)
         return failure();
       if (isDroppableVariant(kernel, variant) &&

@@ -293,6 +293,25 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
     on it than on the twins (docs/Rationale.md, "Peeled before twins where
     a result is written in place").
 
+    Each variant also says how the lowering emits its rows where the
+    schedule alone does not (`#nf.variant`'s flags; their measurements in
+    docs/Rationale.md, "Decisions the variant carries"):
+
+    - `joint_rows` in a vectorized variant of two or more rows per thread
+      (not persistent, no rotary embedding) where each chain loads after
+      its reductions a `[B, S, D]` input of 16-byte chunks (seed #2's x):
+      the thread's rows share each exchange;
+    - `l2_prefetch` (for a `chip` of sm_90 or newer) in the vectorized and
+      peeled variants of a register-resident row of one CTA of 32 to 256
+      threads, or of fewer threads with `joint_rows`, neither staged nor
+      persistent, in a kernel with such an input: its chunks are
+      prefetched into L2 before the first exchange;
+    - `third_cta` in the vectorized variant of a LayerNorm-like 512 x 4 or
+      512 x 5 row of 16-bit elements (one `[B, S, D]` input, two or more
+      reductions, operands along the row that no later reduction reads,
+      no select or rotary embedding; a `chip` holding three such CTAs per
+      SM): the row is recomputed between reductions.
+
     `drop` lists GPU functions (`<kernel>_<variant>`) to leave out, for
     variants of a family (D dynamic) that hold rows in registers with 16-byte
     accesses (vectorized or peeled): the next variant of the family serves
@@ -316,6 +335,10 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
     ListOption<"drop", "drop", "std::string",
                "GPU functions of register-resident vectorized variants of a "
                "family (D dynamic) to leave out">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"\"",
+           "target SM (sm_80, sm_90a, ...): l2_prefetch needs sm_90 or "
+           "newer, third_cta three CTAs of 512 threads per SM (every "
+           "target but sm_75); empty: no L2 prefetch, 2048 threads per SM">,
   ];
   let dependentDialects = ["::mlir::nf::NfDialect"];
 }
@@ -393,9 +416,8 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     `nfgpu.row_reduce` (lowered by `-nf-lower-row-reductions`);
     consecutive reductions none of which reads another's result share that
     exchange (one op of several values). A thread that holds two rows
-    (`rows_per_thread` = 2) issues both rows' `[B, S, D]` loads first; in
-    vectorized rows of 16-byte chunks of a kernel with a `[B, S, D]` input
-    that no reduction reads, the rows also share each exchange (their
+    (`rows_per_thread` = 2) issues both rows' `[B, S, D]` loads first; in a
+    variant with `joint_rows` the rows also share each exchange (their
     shuffles alternate) before each stores in turn, elsewhere each row
     reduces and stores in turn. In a streamed row, a softmax's
     maximum and sum of `exp(x - max)` take one pass over the row and one
@@ -406,12 +428,11 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     of every chunk; a tensor it overwrites in place is then never loaded
     again in that row. Written in place in a row of a warp or less, it is
     stored after the exchange instead. A `[B, S, D]` input that no
-    reduction reads is loaded after the last exchange; in the vectorized
-    and peeled variants of a row of one CTA of 32 to 256 threads, or of
-    fewer threads where a thread holds several rows (neither persistent
-    nor staged), its chunks are prefetched into L2 (`nvvm.prefetch`, for
-    `chip` sm_90 on) after the row's own loads, before the first
-    exchange. LayerNorm's two
+    reduction reads is loaded after the last exchange; in a variant with
+    `l2_prefetch` its chunks are prefetched into L2 (`nvvm.prefetch`)
+    after the row's own loads, before the first exchange (an error for a
+    `chip` below sm_90, and when empty). A variant with `third_cta`
+    recomputes its row between reductions. LayerNorm's two
     reductions run as two passes over the register-resident row (a
     `streaming` row is re-read per pass; the streamed general variant of a
     row with one reduction takes 8 elements per thread and iteration, from
@@ -445,7 +466,8 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     Option<"chip", "chip", "std::string", /*default=*/"\"\"",
            "target SM (sm_80, sm_90a, ...): casts to fp8 use "
            "cvt.rn.satfinite from sm_90 on, the same rounding in integer "
-           "arithmetic before (and when empty)">,
+           "arithmetic before (and when empty); a variant's l2_prefetch "
+           "needs sm_90 or newer">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",

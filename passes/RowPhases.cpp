@@ -19,35 +19,14 @@ using namespace mlir;
 using namespace mlir::nf;
 using namespace mlir::nf::lowering;
 
-/// A [B, S, D] input that no reduction reads (seed #2's x, added after the
-/// norm) is loaded after the row's last exchange, where held across it it
-/// would cost registers: a second round trip to DRAM on every row's path.
-/// Its chunks are prefetched into L2 just before the first exchange,
-/// after the row's own loads, so that the epilogue's loads hit L2. Only
-/// in the vectorized and peeled variants of a row of 32 to 256 threads of
-/// one CTA that load their row from global memory (a persistent or staged
-/// row copies every input one row ahead already). H200, % of a copy, D-
-/// dynamic families, S = 4096 / 16384 (docs/benchmarks.md, "L2 prefetch of
-/// the epilogue's rows"): seed #2 at D = 1024-8192 -2.8..+1.5 / +0.3..+3.3,
-/// norm_tanh_mul_add +0.3..+6.2 / +0.3..+5.6; their peeled variants at odd
-/// D = 1001-4089 +1.5..+4.3 / +3.0..+6.4 and +1.4..+3.9 / +2.0..+6.5; warp
-/// rows (D = 640, 768; S = 4096 / 32768) -0.3..+4.1 / +0.5..+2.7. Rows of
-/// 512 threads lost (D = 12288: -4.0 / -0.5 and -3.8 / -3.6), and so did
-/// seed #2's rows of 16 threads on long launches (D = 256-512, S = 32768:
-/// -0.5..-2.8). Rows of fewer than 32 threads are prefetched where a
-/// thread holds several (`severalRows`, one exchange for all): there
-/// ptxas may sink a later row's epilogue load below the first row's
-/// store, a second DRAM trip per thread. It did once the row index no
-/// longer took a division (seed #2 at D = 24-128: -5.3..-6.5 points;
-/// with the prefetch within 0.9 of before, +6.4 at D = 16).
+/// The variant's `l2_prefetch` (-nf-materialize-variants decides it,
+/// nf::prefetchesEpilogueRows): a [B, S, D] input that no reduction reads is
+/// loaded after the row's last exchange, so its chunks are prefetched into
+/// L2 after the row's own loads, and the epilogue's loads hit L2.
 void KernelLowering::prefetchEpilogueRows(const Chain &chain,
                                           ArrayRef<Chunk> chunks,
-                                          ArrayRef<ReduceOp> reductions,
-                                          bool severalRows) {
-  if (!l2Prefetch || !(vectorized || peeled) || persistentRows || stagedRows ||
-      sched.clusterSize > 1 ||
-      (sched.threadsPerRow < kMinPrefetchRowThreads && !severalRows) ||
-      sched.threadsPerRow > kMaxPrefetchRowThreads)
+                                          ArrayRef<ReduceOp> reductions) {
+  if (!l2Prefetch)
     return;
   for (LoadOp load : getEpilogueRowLoads(chain, reductions)) {
     auto type = cast<RankedTensorType>(load.getSource().getType());
@@ -164,8 +143,8 @@ void KernelLowering::emitRows(const Chain &chain,
   // first recomputation frees (SelectSchedule.cpp). A staged row always reads
   // its chunks back from shared memory (maybeRematerialize). LayerNorm's
   // 512 x 4 and 512 x 5 rows recompute too, where nf-compile asks ptxas for a
-  // third CTA per SM (recomputesForThirdCta; the twins of chunks of 4 or 2 do
-  // not).
+  // third CTA per SM (the variant's `third_cta`, nf::recomputesForThirdCta;
+  // the twins of chunks of 4 or 2 do not).
   bool rematerializeAll =
       reductions.size() > 1 &&
       (stagedRows ||
@@ -208,7 +187,7 @@ void KernelLowering::emitRows(const Chain &chain,
         kinds.push_back(reduce.getKind());
       }
       if (i == 0)
-        prefetchEpilogueRows(chain, chunks, reductions, rows.size() > 1);
+        prefetchEpilogueRows(chain, chunks, reductions);
     });
     SmallVector<Value> totals = allReduce(partials, kinds, reductionSlot);
     reductionSlot += totals.size();

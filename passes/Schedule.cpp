@@ -430,6 +430,81 @@ bool mlir::nf::recomputesForThirdCta(KernelOp kernel, const Schedule &s,
          !anyLaterReductionReadsBroadcast(kernel);
 }
 
+/// The non-group reductions of `chain`, in order: those over the whole
+/// row, which the lowering reduces with an exchange.
+static SmallVector<ReduceOp> getRowReductions(const Chain &chain) {
+  SmallVector<ReduceOp> reductions;
+  for (Operation *op : chain.ops)
+    if (auto reduce = dyn_cast<ReduceOp>(op); reduce && !reduce.getGroup())
+      reductions.push_back(reduce);
+  return reductions;
+}
+
+/// reducesRowsJointly. Where a [B, S, D] input is read only after the
+/// reductions (seed #2's x), ptxas issued a later row's loads only after
+/// the earlier row's stores when each row went through its phases in
+/// turn. H200, % of a copy, rows one after the other / together:
+/// fused_add_gate_norm 95.6 / 100.5, 86.6 / 91.3, 95.5 / 100.5 at D = 64 /
+/// 96 / 128 (16-byte chunks, two rows per thread; 8- and 4-byte twins not
+/// measured). Not elsewhere: RMSNorm, LayerNorm and seed #1 lost up to 8.4
+/// at D = 16-124 (ptxas: 32 -> 38-40 registers in the 8-byte twins, fewer
+/// CTAs per SM), and the general variants lost 2.7 to 4.7 at D = 101
+/// (docs/benchmarks.md, "Two rows of a thread in one exchange"). Not rotary
+/// rows, each computed whole before it is stored.
+bool mlir::nf::reducesRowsJointly(KernelOp kernel, const Schedule &s,
+                                  bool vectorized) {
+  if (!vectorized || !s.isRegisterResident() || s.rowsPerThread < 2 ||
+      s.persistent || containsOp<RopeOp>(kernel))
+    return false;
+  ChainAnalysis chains(kernel);
+  return llvm::all_of(chains.getChains(), [&](const Chain &chain) {
+    SmallVector<LoadOp> loads =
+        getEpilogueRowLoads(chain, getRowReductions(chain));
+    if (loads.empty())
+      return false;
+    auto type = cast<RankedTensorType>(loads.front().getSource().getType());
+    return s.chunk *
+               getStorageType(type.getElementType()).getIntOrFloatBitWidth() ==
+           128;
+  });
+}
+
+/// prefetchesEpilogueRows. A [B, S, D] input that no reduction reads (seed
+/// #2's x, added after the norm) is loaded after the row's last exchange,
+/// where held across it it would cost registers: a second round trip to
+/// DRAM on every row's path. Prefetched into L2 just before the first
+/// exchange, after the row's own loads, the epilogue's loads hit L2. H200,
+/// % of a copy, D-dynamic families, S = 4096 / 16384 (docs/benchmarks.md,
+/// "L2 prefetch of the epilogue's rows"): seed #2 at D = 1024-8192
+/// -2.8..+1.5 / +0.3..+3.3, norm_tanh_mul_add +0.3..+6.2 / +0.3..+5.6;
+/// their peeled variants at odd D = 1001-4089 +1.5..+4.3 / +3.0..+6.4 and
+/// +1.4..+3.9 / +2.0..+6.5; warp rows (D = 640, 768; S = 4096 / 32768)
+/// -0.3..+4.1 / +0.5..+2.7. Rows of 512 threads lost (D = 12288: -4.0 /
+/// -0.5 and -3.8 / -3.6), and so did seed #2's rows of 16 threads on long
+/// launches (D = 256-512, S = 32768: -0.5..-2.8). Rows of fewer than 32
+/// threads are prefetched where a thread's rows share their exchanges
+/// (reducesRowsJointly): there ptxas may sink a later row's epilogue load
+/// below the first row's store, a second DRAM trip per thread. It did once
+/// the row index no longer took a division (seed #2 at D = 24-128:
+/// -5.3..-6.5 points; with the prefetch within 0.9 of before, +6.4 at
+/// D = 16). A persistent or staged row copies every input one row ahead
+/// already.
+bool mlir::nf::prefetchesEpilogueRows(KernelOp kernel, const Schedule &s,
+                                      bool vectorized, bool peeled,
+                                      bool jointRows,
+                                      const TargetInfo &target) {
+  bool copiedAhead = vectorized && (s.persistent || s.staged);
+  if (!target.hasL2Prefetch() || !(vectorized || peeled) ||
+      !s.isRegisterResident() || copiedAhead || s.clusterSize > 1 ||
+      (s.threadsPerRow < kMinPrefetchRowThreads && !jointRows) ||
+      s.threadsPerRow > kMaxPrefetchRowThreads)
+    return false;
+  ChainAnalysis chains(kernel);
+  return llvm::any_of(chains.getChains(), [](const Chain &chain) {
+    return !getEpilogueRowLoads(chain, getRowReductions(chain)).empty();
+  });
+}
+
 void mlir::nf::walkDefiningOps(Value root,
                                function_ref<bool(Operation *)> visit) {
   SmallVector<Value> stack{root};

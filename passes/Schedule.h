@@ -218,6 +218,28 @@ bool holdsGeneralRowPredicated(KernelOp kernel, const Schedule &g);
 bool recomputesForThirdCta(KernelOp kernel, const Schedule &s,
                            const TargetInfo &target);
 
+/// Whether the vectorized variant of `kernel` with the schedule `s` has its
+/// thread's rows share each exchange (VariantAttr's `joint_rows`): two or
+/// more register-resident rows per thread, not persistent, no rotary
+/// embedding, and each chain loads after its reductions a [B, S, D] input
+/// whose 16-byte chunks are `s.chunk` elements (seed #2's x). See
+/// Schedule.cpp.
+bool reducesRowsJointly(KernelOp kernel, const Schedule &s, bool vectorized);
+
+/// Whether the variant of `kernel` with the schedule `s` (vectorized or
+/// peeled as said; `jointRows` its `joint_rows`) prefetches into L2 the
+/// [B, S, D] inputs no reduction reads (VariantAttr's `l2_prefetch`): a
+/// target with `prefetch.global.L2`, a register-resident row of one CTA of
+/// 32 to 256 threads, or of fewer threads whose rows share their exchanges,
+/// not copied a row ahead (staged or persistent). See Schedule.cpp.
+bool prefetchesEpilogueRows(KernelOp kernel, const Schedule &s, bool vectorized,
+                            bool peeled, bool jointRows,
+                            const TargetInfo &target);
+/// Threads per row between which prefetchesEpilogueRows holds (below:
+/// only where the rows share their exchanges).
+constexpr int64_t kMinPrefetchRowThreads = 32;
+constexpr int64_t kMaxPrefetchRowThreads = 256;
+
 /// Visits the ops `root` is computed from, each value's once, depth first;
 /// `visit` returns whether to go on into the op's operands.
 void walkDefiningOps(Value root, function_ref<bool(Operation *)> visit);

@@ -121,6 +121,27 @@ module attributes {v = #nf.variant<name = "v", vectorized = false, max_d = 4096,
 
 // -----
 
+// The lowering flags, each where the rows it is about are in registers.
+// expected-error@+1 {{variant 'g' has l2_prefetch, which only a vectorized or peeled variant of a register-resident schedule without a cluster may have, not a vectorized variant of a staged or persistent one}}
+module attributes {v = #nf.variant<name = "g", vectorized = false, max_d = 0, schedule = #nf.schedule<threads_per_row = 128, rows_per_cta = 1, chunk = 1, chunks_per_thread = 0>, l2_prefetch = true>} {}
+
+// -----
+
+// expected-error@+1 {{variant 'v' has l2_prefetch}}
+module attributes {v = #nf.variant<name = "v", vectorized = true, max_d = 4096, schedule = #nf.schedule<threads_per_row = 128, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4, persistent = true>, l2_prefetch = true>} {}
+
+// -----
+
+// expected-error@+1 {{variant 'v' has joint_rows, which only a vectorized variant of a register-resident schedule of two or more rows per thread, not persistent, may have}}
+module attributes {v = #nf.variant<name = "v", vectorized = true, max_d = 128, schedule = #nf.schedule<threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 1>, joint_rows = true>} {}
+
+// -----
+
+// expected-error@+1 {{variant 'v' has third_cta, which only a vectorized variant of a register-resident schedule of 512 threads and one row per thread, neither staged nor in a cluster, may have}}
+module attributes {v = #nf.variant<name = "v", vectorized = true, max_d = 8192, schedule = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 4>, third_cta = true>} {}
+
+// -----
+
 // expected-error@+1 {{variant name must be letters, digits and '_', found 'a-b'}}
 module attributes {v = #nf.variant<name = "a-b", vectorized = true, max_d = 0, schedule = #nf.schedule<threads_per_row = 256, rows_per_cta = 1, chunk = 8, chunks_per_thread = 0>>} {}
 

@@ -1,7 +1,8 @@
 // RUN: nf-opt %s -nf-materialize-variants -nf-lower-to-gpu -nf-lower-row-reductions -split-input-file | FileCheck %s
 
 // Two rows per thread where a [B, S, D] input (x) is read only after the
-// reduction: both rows' residual loads come before any shuffle, the two rows
+// reduction (-nf-materialize-variants gives the vectorized variant
+// joint_rows): both rows' residual loads come before any shuffle, the two rows
 // reduce in one exchange (their shuffles alternate, offsets 8, 8, 4, 4, ...),
 // then each row stores in turn. The general variant keeps one row after the
 // other.

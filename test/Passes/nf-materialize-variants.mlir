@@ -5,10 +5,12 @@
 // One register-resident schedule (static D): a vectorized variant guarded
 // by its capacity (16 threads x 1 chunk x 8), and the general one with the
 // same threads, one element per access (8 elements per thread: still in
-// registers). The schedules are replaced.
+// registers). The schedules are replaced. The vectorized variant's two rows
+// per thread go through their phases together (joint_rows: its row is read
+// by no reduction; nf-materialize-variants-flags.mlir tests the flags).
 // CHECK-LABEL: nf.kernel @static128
 // CHECK-SAME: nf.variants = [
-// CHECK-SAME: #nf.variant<name = "v0_multi_row16x1", vectorized = true, max_d = 128, schedule = <threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 1, rows_per_thread = 2>>,
+// CHECK-SAME: #nf.variant<name = "v0_multi_row16x1", vectorized = true, max_d = 128, schedule = <threads_per_row = 16, rows_per_cta = 8, chunk = 8, chunks_per_thread = 1, rows_per_thread = 2>, joint_rows = true>,
 // CHECK-SAME: #nf.variant<name = "g1_multi_row16x8", vectorized = false, max_d = 128, schedule = <threads_per_row = 16, rows_per_cta = 8, chunk = 1, chunks_per_thread = 8, rows_per_thread = 2>>]
 // CHECK-NOT: nf.schedules
 nf.kernel @static128(%x: tensor<?x?x128xbf16>) -> tensor<?x?x128xbf16>

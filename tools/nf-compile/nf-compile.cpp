@@ -230,13 +230,11 @@ static bool isShortLaunchTwin(ModuleOp module, StringRef function) {
 }
 
 /// Whether `function` is a vectorized variant that recomputes its row
-/// between reductions for a third CTA per SM (nf::recomputesForThirdCta).
+/// between reductions for a third CTA per SM (its `third_cta`, set by
+/// -nf-materialize-variants from nf::recomputesForThirdCta).
 static bool recomputesForThirdCta(ModuleOp module, StringRef function) {
-  nf::TargetInfo target = nf::getTargetInfo(chip);
-  return anyVariant(module, function, [&](nf::KernelOp k, nf::VariantAttr v) {
-    return v.getVectorized() &&
-           nf::recomputesForThirdCta(k, nf::Schedule::fromAttr(v.getSchedule()),
-                                     target);
+  return anyVariant(module, function, [](nf::KernelOp, nf::VariantAttr v) {
+    return v.getThirdCta();
   });
 }
 
