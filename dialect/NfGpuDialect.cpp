@@ -79,3 +79,13 @@ LogicalResult RowReduceOp::verify() {
            << getSlotAttr().getInt();
   return success();
 }
+
+LogicalResult GroupReduceOp::verify() {
+  int64_t lanes = getLanes();
+  if (lanes < 2 || lanes > 32 || !llvm::isPowerOf2_64(lanes))
+    return emitOpError("lanes must be a power of two from 2 to 32, found ")
+           << lanes;
+  if (getKind() == CombiningKind::ExpSum)
+    return emitOpError("combines sums or maxima, not exp_sum");
+  return success();
+}

@@ -160,4 +160,44 @@ def NfGpu_ClusterArriveOp : NfGpu_Op<"cluster_arrive"> {
   let assemblyFormat = "$thread attr-dict";
 }
 
+def NfGpu_GroupReduceOp : NfGpu_Op<"group_reduce",
+    [AllTypesMatch<["partial", "total"]>]> {
+  let summary = "combine a partial value over the lanes that hold one group";
+  let description = [{
+    A group reduction (`nf.reduce ... group G`) whose G elements span L
+    consecutive chunks, held by L consecutive lanes of one warp (`lanes` =
+    L, a power of two from 2 to 32, the segment aligned to L lanes): each
+    of those lanes passes its partial (f32), and each gets the
+    combination (`kind`: `sum` or `max`) of the partials of its segment.
+    Without a barrier or shared memory.
+
+    Without `warp_lane`, every lane of the warp reaches the op (a
+    vectorized variant masks a chunk past the row rather than skipping
+    it). With `warp_lane` (the thread's lane in its warp, i32), only the
+    segment's lanes are known to: a general variant skips a chunk past the
+    row in a branch, so the op's member mask is the segment's lanes.
+
+    `-nf-lower-row-reductions` lowers it to a butterfly of log2(L)
+    `nvvm.shfl.sync bfly` steps whose member mask is the whole warp, or
+    the segment's lanes computed from `warp_lane` (a mask ptxas cannot
+    prove uniform costs a convergence loop around each shuffle, so a
+    variant whose lanes all arrive leaves `warp_lane` out).
+
+    Example:
+
+    ```mlir
+    %m = nfgpu.group_reduce <max> %partial lanes 8 : f32
+    %s = nfgpu.group_reduce <sum> %partial lanes 4 warp_lane %lane : f32
+    ```
+  }];
+  let arguments = (ins F32:$partial, Optional<I32>:$warp_lane,
+                   NfGpu_CombiningKindAttr:$kind, I64Attr:$lanes);
+  let results = (outs F32:$total);
+  let assemblyFormat = [{
+    $kind $partial `lanes` $lanes (`warp_lane` $warp_lane^)? attr-dict
+    `:` type($partial)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // NF_GPU_OPS_TD

@@ -8,22 +8,22 @@
 // the chunk holds C / G groups) or spread over L = G / C consecutive chunks
 // of as many consecutive lanes of one warp (G > C). A group value is
 // therefore evaluated per chunk, like a row: a reduction of the chunk's
-// elements, then for G > C a butterfly over the group's L lanes, without a
-// barrier or shared memory. The schedule keeps L <= 32 and L <= the row's
-// threads (checkGroups; -nf-select-schedule and -nf-materialize-variants
-// choose such schedules), so those lanes exist and take the same loop trips:
-// D is a multiple of G, so a chunk loop gives all L lanes of a group a
-// chunk or none.
+// elements, then for G > C an nfgpu.group_reduce over the group's L lanes
+// (a butterfly, without a barrier or shared memory). The schedule keeps L <= 32
+// and L <= the row's threads (checkGroups; -nf-select-schedule and
+// -nf-materialize-variants choose such schedules), so those lanes exist and
+// take the same loop trips: D is a multiple of G, so a chunk loop gives all L
+// lanes of a group a chunk or none.
 //
 // A chunk holds its group values as max(1, C / G) f32 scalars; combined with
 // a row they are broadcast over their elements.
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/NfGpuDialect.h"
 #include "passes/KernelLowering.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
@@ -119,39 +119,26 @@ SmallVector<Value> KernelLowering::reduceGroups(ReduceOp op, Chunk &chunk) {
   return values;
 }
 
-/// Combines `partial` over `lanes` consecutive lanes of the warp (a power of
-/// two, aligned), by a butterfly. In a vectorized variant every lane of the
-/// warp takes every chunk (a chunk past the row is masked, not skipped, as
-/// for the row's own exchange), so the butterfly's member mask is the whole
-/// warp. A general variant skips a chunk past the row in a branch (or
-/// leaves its chunk loop), so the other lanes of the warp may not be there:
-/// its member mask is the group's lanes. A mask that ptxas
-/// cannot prove uniform costs a convergence loop around every shuffle (H200,
+/// Combines `partial` over `lanes` consecutive lanes of the warp
+/// (nfgpu.group_reduce, lowered to a butterfly by -nf-lower-row-reductions).
+/// In a vectorized variant every lane of the warp takes every chunk (a
+/// chunk past the row is masked, not skipped, as for the row's own
+/// exchange), so the op needs no lane: its member mask is the whole warp. A
+/// general variant skips a chunk past the row in a branch (or leaves its
+/// chunk loop), so the other lanes of the warp may not be there: the op
+/// takes the thread's lane in the warp, from which its member mask is the
+/// group's lanes. A mask that ptxas cannot prove uniform costs a
+/// convergence loop around every shuffle (H200,
 /// rmsnorm_quant_fp8_group128 at D = 4096: 1,064 SASS instructions against
 /// 600 for the per-row kernel, 57% more executed, issue 82% busy).
 Value KernelLowering::segmentReduce(Value partial, ReduceKind kind,
                                     int64_t lanes) {
-  Type i32 = b.getI32Type();
-  auto i32c = [&](int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, i32, v).getResult();
-  };
-  Value mask;
-  if (lanes == 32 || vectorized) {
-    mask = i32c(-1);
-  } else {
-    Value first = arith::AndIOp::create(b, loc, warpLane, i32c(~(lanes - 1)));
-    mask =
-        arith::ShLIOp::create(b, loc, i32c((int64_t(1) << lanes) - 1), first);
-  }
-  // Clamp 31: the xor partners stay within the segment.
-  Value clamp = i32c(0x1f);
-  for (int64_t offset = lanes / 2; offset >= 1; offset /= 2) {
-    Value other = NVVM::ShflOp::create(b, loc, b.getF32Type(), mask, partial,
-                                       i32c(offset), clamp,
-                                       NVVM::ShflKind::bfly, UnitAttr());
-    partial = combine(kind, partial, other);
-  }
-  return partial;
+  nfgpu::CombiningKind combining = kind == ReduceKind::Max
+                                       ? nfgpu::CombiningKind::Max
+                                       : nfgpu::CombiningKind::Sum;
+  Value warp = lanes == 32 || vectorized ? Value() : warpLane;
+  return nfgpu::GroupReduceOp::create(b, loc, b.getF32Type(), partial, warp,
+                                      combining, lanes);
 }
 
 /// A row divided by group values: the row times the correctly rounded

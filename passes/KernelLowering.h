@@ -356,10 +356,6 @@ bool isNormalOrNaN(Value v);
 /// Whether `v` is computed from the result of one of `reductions`.
 bool dependsOnAny(Value v, ArrayRef<ReduceOp> reductions);
 
-/// Whether `v` is computed from the result of any reduction, of the row or
-/// of a group.
-bool dependsOnReduction(Value v);
-
 } // namespace mlir::nf::lowering
 
 #endif // NF_PASSES_KERNELLOWERING_H

@@ -1,7 +1,8 @@
 //===- LowerRowReductions.cpp - nfgpu exchanges to shuffles and barriers --===//
 //
 // Part of normfuse. Implements -nf-lower-row-reductions: the exchanges of
-// the GPU level (nfgpu.row_reduce, nfgpu.cluster_arrive) become warp
+// the GPU level (nfgpu.row_reduce, nfgpu.cluster_arrive, and
+// nfgpu.group_reduce, a butterfly among a group's lanes) become warp
 // shuffles, a shared-memory step across a CTA's warps and, in a cluster,
 // st.async into the other CTAs' shared memory counted on an mbarrier per
 // slot. The pass allocates that shared memory from the slots the ops use:
@@ -446,6 +447,41 @@ LogicalResult ExchangeLowering::run() {
   return success();
 }
 
+/// nfgpu.group_reduce: a butterfly of `nvvm.shfl.sync bfly` over the
+/// segment's lanes (clamp 31: the xor partners stay within the segment),
+/// with the whole warp as member mask, or the segment's lanes where the op
+/// has the thread's lane in its warp.
+static void lowerGroupReduce(GroupReduceOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Type i32 = b.getI32Type();
+  auto i32c = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i32, v).getResult();
+  };
+  int64_t lanes = op.getLanes();
+  Value mask;
+  if (Value lane = op.getWarpLane()) {
+    Value first = arith::AndIOp::create(b, loc, lane, i32c(~(lanes - 1)));
+    mask =
+        arith::ShLIOp::create(b, loc, i32c((int64_t(1) << lanes) - 1), first);
+  } else {
+    mask = i32c(-1);
+  }
+  Value clamp = i32c(0x1f);
+  Value partial = op.getPartial();
+  for (int64_t offset = lanes / 2; offset >= 1; offset /= 2) {
+    Value other = NVVM::ShflOp::create(b, loc, b.getF32Type(), mask, partial,
+                                       i32c(offset), clamp,
+                                       NVVM::ShflKind::bfly, UnitAttr());
+    if (op.getKind() == CombiningKind::Max)
+      partial = arith::MaximumFOp::create(b, loc, partial, other);
+    else
+      partial = arith::AddFOp::create(b, loc, partial, other);
+  }
+  op.replaceAllUsesWith(partial);
+  op.erase();
+}
+
 namespace {
 struct NfLowerRowReductionsPass
     : nf::impl::NfLowerRowReductionsBase<NfLowerRowReductionsPass> {
@@ -456,10 +492,14 @@ struct NfLowerRowReductionsPass
       ExchangeLowering lowering(func);
       if (failed(lowering.run()))
         return signalPassFailure();
+      SmallVector<GroupReduceOp> groups;
+      func.walk([&](GroupReduceOp op) { groups.push_back(op); });
+      for (GroupReduceOp op : groups)
+        lowerGroupReduce(op);
     }
     // An exchange outside a gpu.func has no threads to exchange between.
     WalkResult stray = getOperation().walk([](Operation *op) {
-      if (isa<RowReduceOp, ClusterArriveOp>(op)) {
+      if (isa<RowReduceOp, ClusterArriveOp, GroupReduceOp>(op)) {
         op->emitOpError("must be inside a gpu.func");
         return WalkResult::interrupt();
       }

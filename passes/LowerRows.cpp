@@ -646,11 +646,6 @@ bool mlir::nf::lowering::dependsOnAny(Value v, ArrayRef<ReduceOp> reductions) {
   return computedFrom(v, [&](Value x) { return results.contains(x); });
 }
 
-bool mlir::nf::lowering::dependsOnReduction(Value v) {
-  return computedFrom(
-      v, [](Value x) { return isa_and_nonnull<ReduceOp>(x.getDefiningOp()); });
-}
-
 /// One chunk's step of a thread's running maximum m and sum s of
 /// e^(x - m) (an online softmax): with the chunk's maximum c, m' = max(m,
 /// c) and s' = s e^(m - m') + the chunk's sum of e^(x - m'), the factor 1

@@ -451,9 +451,10 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
     is stored, with a `gpu.barrier` in between only where a partner is
     recomputed from memory (another thread may store it first).
     A group reduction is reduced per chunk:
-    in the thread, then across the group's lanes by a butterfly of
-    `nvvm.shfl.sync` whose member mask is those lanes (at most 32 lanes and
-    the row's threads; a larger group is an error).
+    in the thread, then across the group's lanes by an
+    `nfgpu.group_reduce` (at most 32 lanes and the row's threads; a larger
+    group is an error), which takes the thread's lane in its warp where
+    the other lanes of the warp may not reach it (general variants).
 
     ```mlir
     gpu.module @nf_kernels {
@@ -499,6 +500,10 @@ def NfLowerRowReductions : Pass<"nf-lower-row-reductions",
     value is combined with the maximum before it (`s_a e^(m_a - M) + s_b
     e^(m_b - M)`, on `ex2.approx.ftz`), so at each step all of the op's values
     are exchanged before any is combined.
+    Each `nfgpu.group_reduce` becomes a butterfly of `nvvm.shfl.sync bfly`
+    over its lanes (clamp 31), whose member mask is the whole warp, or,
+    where the op has the thread's lane in its warp, the group's lanes
+    (`(1 << lanes) - 1` shifted to the group's first lane).
 
     The pass allocates what the exchanges use, from their slots: a
     workgroup attribution of `slots * rows_per_cta * warps` f32 (16-byte

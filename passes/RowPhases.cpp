@@ -45,6 +45,17 @@ void KernelLowering::prefetchEpilogueRows(const Chain &chain,
   }
 }
 
+/// Whether `v` is computed from the result of any reduction, of the row or
+/// of a group.
+static bool dependsOnReduction(Value v) {
+  bool found = false;
+  walkDefiningOps(v, [&](Operation *op) {
+    found = found || isa<ReduceOp>(op);
+    return !found;
+  });
+  return found;
+}
+
 void KernelLowering::emitRow(const Chain &chain, MutableArrayRef<Chunk> chunks,
                              ArrayRef<ReduceOp> reductions,
                              ArrayRef<std::pair<unsigned, Value>> outputs) {

@@ -121,3 +121,27 @@ llvm.func @kind_name(%p: f32, %lane: i64, %row: i64) {
        cluster_size = 1 : i64, slot = 0 : i64} : f32
   llvm.return
 }
+
+// -----
+
+llvm.func @group_lanes(%p: f32) {
+  // expected-error@+1 {{'nfgpu.group_reduce' op lanes must be a power of two from 2 to 32, found 64}}
+  %s = nfgpu.group_reduce <sum> %p lanes 64 : f32
+  llvm.return
+}
+
+// -----
+
+llvm.func @group_lanes_odd(%p: f32) {
+  // expected-error@+1 {{'nfgpu.group_reduce' op lanes must be a power of two from 2 to 32, found 6}}
+  %s = nfgpu.group_reduce <sum> %p lanes 6 : f32
+  llvm.return
+}
+
+// -----
+
+llvm.func @group_exp_sum(%p: f32) {
+  // expected-error@+1 {{'nfgpu.group_reduce' op combines sums or maxima, not exp_sum}}
+  %s = nfgpu.group_reduce <exp_sum> %p lanes 8 : f32
+  llvm.return
+}

@@ -153,3 +153,36 @@ llvm.func @outside(%p: f32, %lane: i64, %row: i64) -> f32 {
        cluster_size = 1 : i64, slot = 0 : i64} : f32
   llvm.return %s : f32
 }
+
+// -----
+
+// A group's lanes: a butterfly of nvvm.shfl.sync (offsets 4, 2, 1 over 8
+// lanes; clamp 31), no shared memory, no barrier. Without a lane the
+// member mask is the whole warp (-1); with the thread's lane in its warp,
+// the group's 8 lanes (0xff shifted to the group's first lane).
+// CHECK-LABEL: gpu.func @group(
+// CHECK-NOT: workgroup
+// CHECK: nvvm.shfl.sync  bfly %[[ALL:c-1_i32[_0-9]*]], %{{.*}}, %c4_i32{{.*}}, %c31_i32{{.*}} : f32 -> f32
+// CHECK: arith.maximumf
+// CHECK: nvvm.shfl.sync  bfly %[[ALL]], %{{.*}}, %c2_i32
+// CHECK: nvvm.shfl.sync  bfly %[[ALL]], %{{.*}}, %c1_i32
+// CHECK: %[[FIRST:.*]] = arith.andi %{{.*}}, %c-8_i32 : i32
+// CHECK: %[[MASK:.*]] = arith.shli %c255_i32, %[[FIRST]] : i32
+// CHECK: nvvm.shfl.sync  bfly %[[MASK]], %{{.*}}, %c4_i32
+// CHECK: arith.addf
+// CHECK: nvvm.shfl.sync  bfly %[[MASK]], %{{.*}}, %c2_i32
+// CHECK: nvvm.shfl.sync  bfly %[[MASK]], %{{.*}}, %c1_i32
+// CHECK-NOT: nvvm.shfl.sync
+// CHECK-NOT: nfgpu.group_reduce
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+module attributes {gpu.container_module} {
+gpu.module @k {
+  gpu.func @group(%p: f32, %lane: i32, %out: !llvm.ptr<1>) kernel {
+    %m = nfgpu.group_reduce <max> %p lanes 8 : f32
+    %s = nfgpu.group_reduce <sum> %m lanes 8 warp_lane %lane : f32
+    llvm.store %s, %out : f32, !llvm.ptr<1>
+    gpu.return
+  }
+}
+}

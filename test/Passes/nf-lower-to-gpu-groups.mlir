@@ -2,9 +2,10 @@
 
 // Group reductions (passes/GroupReductions.cpp). Groups of 32 f32 elements
 // over chunks of 4 span 8 lanes: each chunk is reduced, then combined over
-// its group's lanes by a butterfly (offsets 4, 2, 1). In the vectorized
-// variant every lane of the warp takes every chunk, so the butterfly's
-// member mask is the whole warp (-1); the scale's reciprocal is taken once
+// its group's lanes (nfgpu.group_reduce, lanes 8; its butterfly is
+// nf-lower-row-reductions.mlir's). In the vectorized variant every lane of
+// the warp takes every chunk, so the op needs no lane (its member mask is
+// the whole warp); the scale's reciprocal is taken once
 // per chunk and the group value stored by every lane of the group (the same
 // value at the same address), at element base / 32 of the [B, S, D / 32]
 // result, under the chunk's own condition.
@@ -16,25 +17,18 @@
 // CHECK: %[[M01:.*]] = arith.maximumf %[[E0]], %[[E1]] : f32
 // CHECK: %[[M23:.*]] = arith.maximumf %[[E2]], %[[E3]] : f32
 // CHECK: arith.maximumf %[[M01]], %[[M23]] : f32
-// CHECK-NOT: arith.shli
-// CHECK: nvvm.shfl.sync  bfly %[[ALL:c-1_i32[_0-9]*]], %{{.*}}, %c4_i32{{.*}}, %{{.*}} : f32 -> f32
-// CHECK: nvvm.shfl.sync  bfly %[[ALL]], %{{.*}}, %c2_i32
-// CHECK: nvvm.shfl.sync  bfly %[[ALL]], %{{.*}}, %c1_i32
-// CHECK-NOT: nvvm.shfl.sync
+// CHECK: nfgpu.group_reduce <max> %{{[0-9]+}} lanes 8 : f32
 // CHECK: llvm.call_intrinsic "llvm.nvvm.rcp.rn.f"
 // CHECK-NOT: arith.remui
 // CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
 // CHECK: gpu.return
 // The general variant skips a chunk past the row in a branch, so the other
-// lanes of the warp may not take the butterfly: its member mask is the
-// group's 8 lanes (0xff shifted to the group's first), and the group's
-// first lane (base % 32 == 0) stores the value.
+// lanes of the warp may not take the butterfly: the op takes the thread's
+// lane in its warp (its member mask is then the group's 8 lanes), and the
+// group's first lane (base % 32 == 0) stores the value.
 // CHECK-LABEL: gpu.func @groups_g2_warp32x2(
-// CHECK: %[[LANE:.*]] = arith.andi %{{.*}}, %c-8_i32 : i32
-// CHECK: %[[MASK:.*]] = arith.shli %c255_i32, %[[LANE]] : i32
-// CHECK: nvvm.shfl.sync  bfly %[[MASK]], %{{.*}}, %c4_i32
-// CHECK: nvvm.shfl.sync  bfly %[[MASK]], %{{.*}}, %c2_i32
-// CHECK: nvvm.shfl.sync  bfly %[[MASK]], %{{.*}}, %c1_i32
+// CHECK: %[[LANE:.*]] = arith.trunci %{{.*}} : i64 to i32
+// CHECK: nfgpu.group_reduce <max> %{{[0-9]+}} lanes 8 warp_lane %[[LANE]] : f32
 // CHECK: arith.remui %{{.*}}, %c32_i64{{.*}} : i64
 // CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
 // CHECK: gpu.return
@@ -54,14 +48,14 @@ nf.kernel @groups(%x: tensor<?x?x?xf32>) -> (tensor<?x?x?xf32>, tensor<?x?x?xf32
 // Groups smaller than a chunk: two groups of 2 per chunk of 4, reduced in
 // the thread (no shuffle), each stored by the chunk that holds it.
 // CHECK-LABEL: gpu.func @small_groups_v0_warp32x1(
-// CHECK-NOT: nvvm.shfl.sync
+// CHECK-NOT: nfgpu.group_reduce
 // CHECK: %[[E0:.*]] = vector.extract %[[V:.*]][0] : f32 from vector<4xf32>
 // CHECK: %[[E1:.*]] = vector.extract %[[V]][1] : f32 from vector<4xf32>
 // CHECK: arith.addf %[[E0]], %[[E1]] : f32
 // CHECK: %[[E2:.*]] = vector.extract %[[V]][2] : f32 from vector<4xf32>
 // CHECK: %[[E3:.*]] = vector.extract %[[V]][3] : f32 from vector<4xf32>
 // CHECK: arith.addf %[[E2]], %[[E3]] : f32
-// CHECK-NOT: nvvm.shfl.sync
+// CHECK-NOT: nfgpu.group_reduce
 // CHECK: llvm.store %{{.*}} : f32, !llvm.ptr<1>
 // CHECK: llvm.store %{{.*}} : f32, !llvm.ptr<1>
 // CHECK: gpu.return
