@@ -53,9 +53,7 @@ static std::string libdevicePath(StringRef cudaPath) {
 LogicalResult mlir::nf::validateCodegenOptions(const CodegenOptions &options,
                                                std::string &error) {
   if (!llvm::is_contained(getSupportedChips(), options.chip)) {
-    error = "unsupported target '" + options.chip + "'; expected one of:";
-    for (StringRef chip : getSupportedChips())
-      error += " " + chip.str();
+    error = getUnsupportedChipMessage(options.chip);
     return failure();
   }
   if (!llvm::sys::fs::exists(libdevicePath(options.cudaPath))) {

@@ -282,6 +282,10 @@ struct NfLowerToGPUPass : nf::impl::NfLowerToGPUBase<NfLowerToGPUPass> {
   using NfLowerToGPUBase::NfLowerToGPUBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (!chip.empty() && !llvm::is_contained(getSupportedChips(), chip)) {
+      mlir::emitError(module.getLoc(), getUnsupportedChipMessage(chip));
+      return signalPassFailure();
+    }
     SmallVector<KernelOp> kernels(module.getOps<KernelOp>());
     if (kernels.empty())
       return;

@@ -92,6 +92,11 @@ struct NfMaterializeVariantsPass
   using NfMaterializeVariantsBase::NfMaterializeVariantsBase;
 
   void runOnOperation() override {
+    if (!chip.empty() && !llvm::is_contained(getSupportedChips(), chip)) {
+      mlir::emitError(getOperation()->getLoc(),
+                      getUnsupportedChipMessage(chip));
+      return signalPassFailure();
+    }
     getOperation()->walk([&](KernelOp kernel) {
       if (failed(materialize(kernel)))
         signalPassFailure();

@@ -338,7 +338,8 @@ def NfMaterializeVariants : Pass<"nf-materialize-variants"> {
     Option<"chip", "chip", "std::string", /*default=*/"\"\"",
            "target SM (sm_80, sm_90a, ...): l2_prefetch needs sm_90 or "
            "newer, third_cta three CTAs of 512 threads per SM (every "
-           "target but sm_75); empty: no L2 prefetch, 2048 threads per SM">,
+           "target but sm_75); empty: no L2 prefetch, 2048 threads per SM; "
+           "a chip nf-compile does not list is an error">,
   ];
   let dependentDialects = ["::mlir::nf::NfDialect"];
 }
@@ -468,7 +469,8 @@ def NfLowerToGPU : Pass<"nf-lower-to-gpu", "::mlir::ModuleOp"> {
            "target SM (sm_80, sm_90a, ...): casts to fp8 use "
            "cvt.rn.satfinite from sm_90 on, the same rounding in integer "
            "arithmetic before (and when empty); a variant's l2_prefetch "
-           "needs sm_90 or newer">,
+           "needs sm_90 or newer; a chip nf-compile does not list is an "
+           "error">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",

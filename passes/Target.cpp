@@ -17,6 +17,14 @@ llvm::ArrayRef<llvm::StringRef> mlir::nf::getSupportedChips() {
   return chips;
 }
 
+std::string mlir::nf::getUnsupportedChipMessage(llvm::StringRef chip) {
+  std::string message =
+      "unsupported target '" + chip.str() + "'; expected one of:";
+  for (llvm::StringRef supported : getSupportedChips())
+    message += " " + supported.str();
+  return message;
+}
+
 TargetInfo mlir::nf::getTargetInfo(llvm::StringRef chip) {
   TargetInfo target;
   if (!llvm::is_contained(getSupportedChips(), chip))

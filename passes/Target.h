@@ -13,6 +13,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <string>
 
 namespace mlir::nf {
 
@@ -56,6 +57,11 @@ struct TargetInfo {
 
 /// The targets nf-compile accepts.
 llvm::ArrayRef<llvm::StringRef> getSupportedChips();
+
+/// "unsupported target '<chip>'; expected one of: sm_75 ...": what
+/// nf-compile and the passes that take a `chip` option say of a chip that
+/// getSupportedChips does not list.
+std::string getUnsupportedChipMessage(llvm::StringRef chip);
 
 /// What the generator knows of `chip` (sm_XX or sm_XXa); a default
 /// TargetInfo (no feature) for a chip it does not list.

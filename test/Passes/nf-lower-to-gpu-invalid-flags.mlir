@@ -1,4 +1,6 @@
 // RUN: nf-opt %s -split-input-file '-nf-lower-to-gpu=chip=sm_80' -verify-diagnostics
+// RUN: not nf-opt %s -split-input-file '-nf-lower-to-gpu=chip=gfx90a' 2>&1 | FileCheck %s --check-prefix=CHIP
+// CHIP: error: unsupported target 'gfx90a'; expected one of: sm_75 sm_80
 // Variant flags (#nf.variant) that the kernel or the target cannot honor.
 
 // LLVM's NVPTX backend cannot select `prefetch.global.L2` below sm_90.

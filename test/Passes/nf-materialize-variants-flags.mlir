@@ -1,6 +1,10 @@
 // RUN: nf-opt %s -split-input-file -nf-decompose '-nf-materialize-variants=chip=sm_90' | FileCheck %s
 // RUN: nf-opt %s -split-input-file -nf-decompose '-nf-materialize-variants=chip=sm_80' | FileCheck %s --check-prefix=SM80
 // RUN: nf-opt %s -split-input-file -nf-decompose '-nf-materialize-variants=chip=sm_75' | FileCheck %s --check-prefix=SM75
+// A chip nf-compile does not know is an error, not a target without
+// features.
+// RUN: not nf-opt %s -split-input-file -nf-decompose '-nf-materialize-variants=chip=sm_99' 2>&1 | FileCheck %s --check-prefix=CHIP
+// CHIP: error: unsupported target 'sm_99'; expected one of: sm_75 sm_80
 // The flags -nf-materialize-variants gives each variant for the lowering
 // (#nf.variant's l2_prefetch, joint_rows, third_cta). Below sm_90 no
 // variant prefetches: LLVM's NVPTX backend cannot select
