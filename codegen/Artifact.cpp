@@ -285,6 +285,13 @@ void mlir::nf::printKernelSummary(ModuleOp module, llvm::raw_ostream &os) {
         os << " dynamic_shared=" << dynamic << "B";
       if (int64_t rows = variant.getMaxRowsPerCta())
         os << " max_rows_per_cta=" << rows;
+      // How the lowering emitted the rows (#nf.variant's flags).
+      if (variant.getL2Prefetch())
+        os << " l2_prefetch";
+      if (variant.getJointRows())
+        os << " joint_rows";
+      if (variant.getThirdCta())
+        os << " third_cta";
       os << "\n";
     }
   }

@@ -2,10 +2,15 @@
 // RUN: nf-compile %s --sm sm_90 --dim D=2048 --emit=ptx | FileCheck %s --check-prefix=SM90
 // RUN: nf-compile %s --sm sm_80 --dim D=2048 --emit=rows | FileCheck %s --check-prefix=ROWS80
 // RUN: nf-compile %s --sm sm_80 --dim D=2048 --emit=ptx | FileCheck %s --check-prefix=SM80
+// RUN: nf-compile %s --cuda-path %cuda_root --sm sm_90 --dim D=2048 --ptxas-info -o /dev/null | FileCheck %s --check-prefix=INFO
+// INFO: fagn_v0_{{[a-z_0-9]+}}: vectorized {{.*}} l2_prefetch{{$}}
+// INFO-NOT: l2_prefetch
 // nf-compile's target reaches -nf-materialize-variants, which gives the
 // vectorized variant of seed #2's form (x read by no reduction) the
 // l2_prefetch flag on sm_90 and not on sm_80; the lowering turns the flag
-// into prefetch.global.L2 of x's chunks before the exchange.
+// into prefetch.global.L2 of x's chunks before the exchange, and
+// --ptxas-info names the flag on the variant's line.
+// REQUIRES: ptxas
 // ROWS: #nf.variant<name = "v0_{{[a-z_0-9]+}}", vectorized = true, {{[^#]*}}, l2_prefetch = true>
 // ROWS80-NOT: l2_prefetch
 // SM90: prefetch.global.L2

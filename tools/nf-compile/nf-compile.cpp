@@ -84,7 +84,8 @@ static cl::opt<bool> cubin("cubin",
 static cl::opt<bool> ptxasInfo(
     "ptxas-info",
     cl::desc("Print per kernel: schedule, block size, shared memory, and "
-             "registers and spills as ptxas reports them"),
+             "registers and spills as ptxas reports them, and the lowering's "
+             "flags of each variant (l2_prefetch, joint_rows, third_cta)"),
     cl::cat(category));
 static cl::opt<bool> avoidSpillsOption(
     "avoid-spills",
