@@ -334,11 +334,7 @@ LogicalResult KernelLowering::emitChain(unsigned c, Value localCta) {
   swapRow(rowStates[0]);
 
   // Reductions over the row; group reductions are evaluated per chunk.
-  SmallVector<ReduceOp> reductions;
-  for (Operation *op : chain.ops)
-    if (auto reduce = dyn_cast<ReduceOp>(op))
-      if (!reduce.getGroup())
-        reductions.push_back(reduce);
+  SmallVector<ReduceOp> reductions = getRowReductions(chain);
 
   int64_t C = sched.chunk;
   Value numChunks =

@@ -125,14 +125,19 @@ int64_t mlir::nf::getGroupLanes(KernelOp kernel, int64_t chunk) {
   return lanes;
 }
 
+SmallVector<ReduceOp> mlir::nf::getRowReductions(const Chain &chain) {
+  SmallVector<ReduceOp> reductions;
+  for (Operation *op : chain.ops)
+    if (auto reduce = dyn_cast<ReduceOp>(op); reduce && !reduce.getGroup())
+      reductions.push_back(reduce);
+  return reductions;
+}
+
 int64_t mlir::nf::countRowReductions(KernelOp kernel) {
   ChainAnalysis chains(kernel);
   int64_t most = 0;
   for (const Chain &chain : chains.getChains())
-    most = std::max<int64_t>(most, llvm::count_if(chain.ops, [](Operation *op) {
-                               auto reduce = dyn_cast<ReduceOp>(op);
-                               return reduce && !reduce.getGroup();
-                             }));
+    most = std::max<int64_t>(most, getRowReductions(chain).size());
   return most;
 }
 
@@ -338,14 +343,9 @@ bool mlir::nf::hasWholeStagedChunks(KernelOp kernel, int64_t chunk) {
 
 bool mlir::nf::anyLaterReductionReadsBroadcast(KernelOp kernel) {
   ChainAnalysis chains(kernel);
-  for (const Chain &chain : chains.getChains()) {
-    SmallVector<ReduceOp> reductions;
-    for (Operation *op : chain.ops)
-      if (auto reduce = dyn_cast<ReduceOp>(op); reduce && !reduce.getGroup())
-        reductions.push_back(reduce);
-    if (laterReductionReadsBroadcast(reductions))
+  for (const Chain &chain : chains.getChains())
+    if (laterReductionReadsBroadcast(getRowReductions(chain)))
       return true;
-  }
   return false;
 }
 
@@ -428,16 +428,6 @@ bool mlir::nf::recomputesForThirdCta(KernelOp kernel, const Schedule &s,
          countRowReductions(kernel) >= 2 &&
          getBroadcastBytesPerElement(kernel) > 0 &&
          !anyLaterReductionReadsBroadcast(kernel);
-}
-
-/// The non-group reductions of `chain`, in order: those over the whole
-/// row, which the lowering reduces with an exchange.
-static SmallVector<ReduceOp> getRowReductions(const Chain &chain) {
-  SmallVector<ReduceOp> reductions;
-  for (Operation *op : chain.ops)
-    if (auto reduce = dyn_cast<ReduceOp>(op); reduce && !reduce.getGroup())
-      reductions.push_back(reduce);
-  return reductions;
 }
 
 /// reducesRowsJointly. Where a [B, S, D] input is read only after the

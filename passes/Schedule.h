@@ -144,6 +144,10 @@ int64_t computeChunkElements(KernelOp kernel);
 /// elements: 1 without group reductions.
 int64_t getGroupLanes(KernelOp kernel, int64_t chunk);
 
+/// The reductions of `chain` over the whole row (not group reductions), in
+/// order: those the lowering reduces with an exchange.
+SmallVector<ReduceOp> getRowReductions(const Chain &chain);
+
 /// The most reductions over the whole row (not group reductions) one chain
 /// of `kernel` has.
 int64_t countRowReductions(KernelOp kernel);
